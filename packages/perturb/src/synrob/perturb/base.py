@@ -1,0 +1,94 @@
+"""The perturber interface every built-in and third-party perturber implements."""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .corpus import Sentence
+from .params import Param, parse_params
+
+__all__ = ["Perturber", "Perturbation", "Param", "sentence_rng"]
+
+
+@dataclass
+class Perturbation:
+    """The result of perturbing one sentence.
+
+    ``sentence`` is the perturbed sentence with its tree (None for text-only outputs such as
+    subword or character shuffles); ``text`` is the perturbed surface text; ``changed`` holds the
+    1-based ids of the *original* words that were changed or moved (empty when nothing could be
+    changed); ``label`` is ``"O"``/``"I"`` for the SentEval generators; ``note`` says why a
+    sentence was left unchanged.
+    """
+
+    sentence: Sentence | None
+    text: str
+    changed: tuple[int, ...] = ()
+    label: str | None = None
+    note: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def sentence_rng(seed: int, index: int, variant: int = 0) -> random.Random:
+    """The random generator for one (sentence, variant): independent of batching and workers."""
+    return random.Random(f"synrob:{seed}:{index}:{variant}")
+
+
+class Perturber(ABC):
+    """Base class: subclasses set ``name``, ``params``, and implement :meth:`perturb`.
+
+    Construct with keyword parameters (strings from the CLI are converted by the declared
+    :class:`Param` types). Heavy resources (models, lexicons) are loaded lazily in
+    :meth:`setup`, which the caller may invoke once before the first sentence.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1.0"
+    summary: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, **params: Any) -> None:
+        self.options: dict[str, Any] = parse_params(self.params, params, f"perturber {self.name!r}")
+        self._ready = False
+
+    @property
+    def writes_conllu(self) -> bool:
+        """Whether outputs keep a tree (CoNLL-U) or are text only (subword/char units)."""
+        return True
+
+    def setup(self) -> None:
+        """Load heavy resources once (lexicons, models). Idempotent."""
+        self._ready = True
+
+    def ensure_setup(self) -> None:
+        if not self._ready:
+            self.setup()
+            self._ready = True
+
+    @abstractmethod
+    def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
+        """Perturb one sentence using only ``rng`` for random choices."""
+
+    def perturb_batch(
+        self, items: Sequence[tuple[Sentence, random.Random]]
+    ) -> list[Perturbation]:
+        """Perturb several sentences; model-based perturbers override this to batch."""
+        self.ensure_setup()
+        return [self.perturb(s, rng) for s, rng in items]
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        from .params import describe_params
+
+        return {
+            "kind": cls.name,
+            "version": cls.version,
+            "summary": cls.summary,
+            "paper": cls.paper,
+            "params": describe_params(cls.params),
+        }

@@ -1,0 +1,499 @@
+"""CoNLL-U corpus model on top of the ``conllu`` library.
+
+* :func:`read_conllu` streams sentences from a file (one sentence in memory at a time),
+  validating each one and naming file and line for every problem.
+* :class:`Sentence` keeps every line of the input (multiword-token ranges ``1-2``, empty nodes
+  ``8.1``, comments, enhanced DEPS) so that read -> :meth:`Sentence.serialize` is byte-identical,
+  and offers the *syntactic words* view used for probing (:meth:`Sentence.words`: ranges and
+  empty nodes excluded) plus tree utilities (:mod:`synrob.perturb.tree`).
+* :meth:`Sentence.replace_words` and :meth:`Sentence.reorder` build perturbed sentences that are
+  still valid CoNLL-U (words renumbered, HEAD remapped, ``# text`` rebuilt).
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from conllu.exceptions import ParseException
+from conllu.models import Token, TokenList
+from conllu.parser import parse_nullable_value, parse_token_and_metadata
+
+from . import tree as _tree
+from .errors import ConlluError
+
+__all__ = [
+    "Word",
+    "Sentence",
+    "read_conllu",
+    "iter_corpus",
+    "write_conllu",
+    "parse_sentence",
+]
+
+
+def _parse_misc(line: list[str], i: int) -> dict[str, str | None] | None:
+    """MISC as an ordered dict; unlike conllu's default it keeps ``=`` inside values."""
+    value = line[i]
+    if parse_nullable_value(value) is None:
+        return None
+    out: dict[str, str | None] = {}
+    for part in value.split("|"):
+        key, sep, val = part.partition("=")
+        out[key] = val if sep else ""
+    return out
+
+
+_FIELD_PARSERS = {"misc": _parse_misc}
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One syntactic word (no ranges, no empty nodes). ``id`` and ``head`` are 1-based."""
+
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    feats: str  # raw FEATS column, "_" when empty, e.g. "Number=Plur"
+    head: int
+    deprel: str
+
+    @property
+    def feats_dict(self) -> dict[str, str]:
+        if self.feats in ("_", ""):
+            return {}
+        return dict(part.split("=", 1) for part in self.feats.split("|"))
+
+
+def _feats_str(feats: Mapping[str, str] | None) -> str:
+    if not feats:
+        return "_"
+    return "|".join(f"{k}={v}" for k, v in feats.items())
+
+
+def _is_word(tok: Token) -> bool:
+    return isinstance(tok["id"], int)
+
+
+def _space_after(misc: Mapping[str, Any] | None) -> bool:
+    return not (misc and misc.get("SpaceAfter") == "No")
+
+
+def _set_space_after(tok: Token, space: bool) -> None:
+    misc = dict(tok["misc"] or {})
+    if space:
+        misc.pop("SpaceAfter", None)
+    else:
+        misc["SpaceAfter"] = "No"
+    tok["misc"] = misc or None
+
+
+class Sentence:
+    """A CoNLL-U sentence: all its lines plus where it came from.
+
+    ``tokens`` is the underlying :class:`conllu.models.TokenList` (comments are its
+    ``metadata``). Treat a Sentence as immutable: perturbations return new ones.
+    """
+
+    __slots__ = ("tokens", "path", "line", "_words")
+
+    def __init__(self, tokens: TokenList, path: str = "<memory>", line: int = 1) -> None:
+        self.tokens = tokens
+        self.path = path
+        self.line = line
+        self._words: list[Word] | None = None
+
+    # ----------------------------------------------------------------- views
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.tokens.metadata
+
+    @property
+    def sent_id(self) -> str | None:
+        return self.tokens.metadata.get("sent_id")
+
+    @property
+    def text(self) -> str:
+        """The ``# text`` comment, or the text rebuilt from FORM and SpaceAfter."""
+        text = self.tokens.metadata.get("text")
+        return text if text is not None else self.surface_text()
+
+    def words(self) -> list[Word]:
+        """The syntactic words (ranges and empty nodes excluded), in order."""
+        if self._words is None:
+            self._words = [
+                Word(
+                    id=t["id"],
+                    form=t["form"],
+                    lemma=t["lemma"],
+                    upos=t["upos"] or "_",
+                    xpos=t["xpos"] or "_",
+                    feats=_feats_str(t["feats"]),
+                    head=t["head"],
+                    deprel=t["deprel"],
+                )
+                for t in self.tokens
+                if _is_word(t)
+            ]
+        return self._words
+
+    def __len__(self) -> int:
+        return len(self.words())
+
+    @property
+    def forms(self) -> list[str]:
+        return [w.form for w in self.words()]
+
+    @property
+    def heads(self) -> list[int]:
+        return [w.head for w in self.words()]
+
+    def distances(self) -> list[list[int]]:
+        """Undirected tree distance of every word pair. Shape: (n, n)."""
+        return _tree.distances(self.heads)
+
+    def depths(self) -> list[int]:
+        """Depth of every word (root 0). Shape: (n,)."""
+        return _tree.depths(self.heads)
+
+    def root(self) -> int:
+        """0-based position of the root word."""
+        return _tree.root(self.heads)
+
+    def max_depth(self) -> int:
+        return _tree.max_depth(self.heads)
+
+    def edges(self) -> set[tuple[int, int]]:
+        """Undirected edges as 0-based ``(i, j)`` pairs with ``i < j``."""
+        return _tree.undirected_edges(self.heads)
+
+    def ranges(self) -> list[tuple[int, int, str]]:
+        """Multiword-token ranges as ``(first_id, last_id, surface_form)``."""
+        return [(t["id"][0], t["id"][2], t["form"]) for t in self.tokens if _is_range(t)]
+
+    def empty_nodes(self) -> int:
+        return sum(1 for t in self.tokens if _is_empty(t))
+
+    def space_after(self) -> list[bool]:
+        """Whether each syntactic word is followed by a space in the surface text.
+
+        A word inside a multiword token is followed by no space, except the last one, which
+        takes the range's ``SpaceAfter``.
+        """
+        words = [t for t in self.tokens if _is_word(t)]
+        out = [_space_after(t["misc"]) for t in words]
+        for t in self.tokens:
+            if _is_range(t):
+                first, last = t["id"][0], t["id"][2]
+                for i in range(first, last):
+                    out[i - 1] = False
+                out[last - 1] = _space_after(t["misc"])
+        return out
+
+    def surface_text(self) -> str:
+        """Text rebuilt from the surface tokens (ranges stand for their words) and SpaceAfter."""
+        parts: list[str] = []
+        covered_until = 0
+        for t in self.tokens:
+            if _is_range(t):
+                parts.append(t["form"])
+                parts.append(" " if _space_after(t["misc"]) else "")
+                covered_until = t["id"][2]
+            elif _is_word(t) and t["id"] > covered_until:
+                parts.append(t["form"])
+                parts.append(" " if _space_after(t["misc"]) else "")
+        return "".join(parts).strip()
+
+    # ----------------------------------------------------------------- output
+    def serialize(self) -> str:
+        """CoNLL-U text of the sentence, ending with the blank line."""
+        return self.tokens.serialize()
+
+    def copy(self) -> Sentence:
+        return Sentence(copy.deepcopy(self.tokens), self.path, self.line)
+
+    # ----------------------------------------------------------------- edits
+    def replace_words(self, changes: Mapping[int, Mapping[str, str]]) -> Sentence:
+        """New sentence with some fields of some words replaced (e.g. FORM and LEMMA).
+
+        ``changes`` maps a 1-based word id to ``{column: value}`` with columns among
+        ``form, lemma, upos, xpos, misc``. A multiword-token range containing a changed FORM is
+        dropped (its words become surface tokens); ``# text`` is rebuilt when FORMs change.
+        """
+        new = self.copy()
+        form_changed = set()
+        for tok in new.tokens:
+            if _is_word(tok) and tok["id"] in changes:
+                for col, value in changes[tok["id"]].items():
+                    tok[col] = value
+                    if col == "form":
+                        form_changed.add(tok["id"])
+        if form_changed:
+            space = self.space_after()
+            keep = []
+            for tok in new.tokens:
+                if _is_range(tok) and any(
+                    tok["id"][0] <= i <= tok["id"][2] for i in form_changed
+                ):
+                    continue
+                keep.append(tok)
+            new.tokens = TokenList(keep, metadata=new.tokens.metadata)
+            in_range = {
+                i for (a, b, _) in new.ranges() for i in range(a, b + 1)
+            }
+            for tok in new.tokens:
+                if _is_word(tok) and tok["id"] not in in_range:
+                    _set_space_after(tok, space[tok["id"] - 1])
+            new.tokens.metadata["text"] = new.surface_text()
+        return new
+
+    def reorder(self, order: Sequence[int]) -> Sentence:
+        """New sentence whose words are the old words in ``order`` (old 1-based ids).
+
+        Words are renumbered 1..n and HEAD (and integer DEPS heads) remapped, so the gold tree
+        travels with its words. A multiword-token range survives only if its words stay
+        adjacent in their original order; otherwise it is dropped. Empty nodes are dropped
+        and DEPS that pointed to one become ``_``. A word keeps ``SpaceAfter=No`` only when it
+        is still followed by the same word; ``# text`` is rebuilt.
+        """
+        n = len(self.words())
+        if sorted(order) != list(range(1, n + 1)):
+            raise ValueError(f"order must be a permutation of 1..{n}")
+        new_id = {old: pos + 1 for pos, old in enumerate(order)}
+        old_space = self.space_after()
+        words = {t["id"]: t for t in self.tokens if _is_word(t)}
+        ranges = {t["id"][0]: t for t in self.tokens if _is_range(t)}
+        out: list[Token] = []
+        pos = 0
+        while pos < n:
+            old = order[pos]
+            rng = ranges.get(old)
+            if rng is not None:
+                first, last = rng["id"][0], rng["id"][2]
+                span = list(range(first, last + 1))
+                if list(order[pos : pos + len(span)]) == span:
+                    r = copy.deepcopy(rng)
+                    r["id"] = (pos + 1, "-", pos + len(span))
+                    out.append(r)
+            tok = copy.deepcopy(words[old])
+            tok["id"] = pos + 1
+            tok["head"] = new_id[tok["head"]] if tok["head"] else 0
+            tok["deps"] = _remap_deps(tok["deps"], new_id)
+            nxt = order[pos + 1] if pos + 1 < n else None
+            keep_glue = (not old_space[old - 1]) and nxt == old + 1
+            _set_space_after(tok, old_space[old - 1] if nxt is None else not keep_glue)
+            out.append(tok)
+            pos += 1
+        # words inside a kept range carry no SpaceAfter of their own; the range does.
+        for r in (t for t in out if _is_range(t)):
+            last_word = out[out.index(r) + (r["id"][2] - r["id"][0]) + 1]
+            nxt_pos = r["id"][2]
+            nxt = order[nxt_pos] if nxt_pos < n else None
+            old_last = order[nxt_pos - 1]
+            glue = (not old_space[old_last - 1]) and nxt == old_last + 1
+            _set_space_after(r, old_space[old_last - 1] if nxt is None else not glue)
+            for i in range(r["id"][0], r["id"][2] + 1):
+                w = next(t for t in out if t["id"] == i)
+                w["misc"] = words[order[i - 1]]["misc"]
+                if w is last_word and w["misc"]:
+                    m = dict(w["misc"])
+                    m.pop("SpaceAfter", None)
+                    w["misc"] = m or None
+        meta = dict(self.tokens.metadata)
+        result = Sentence(TokenList(out, metadata=meta), self.path, self.line)
+        result.tokens.metadata["text"] = result.surface_text()
+        return result
+
+
+def _remap_deps(deps: Any, new_id: Mapping[int, int]) -> Any:
+    if not deps or isinstance(deps, str):
+        return deps
+    out = []
+    for rel, head in deps:
+        if isinstance(head, int):
+            out.append((rel, new_id[head] if head else 0))
+        else:  # points to an empty node, which reordering drops
+            return None
+    return out
+
+
+def _is_range(tok: Token) -> bool:
+    return isinstance(tok["id"], tuple) and tok["id"][1] == "-"
+
+
+def _is_empty(tok: Token) -> bool:
+    return isinstance(tok["id"], tuple) and tok["id"][1] == "."
+
+
+# --------------------------------------------------------------------------- reading
+
+def _check_id(value: str) -> str | None:
+    """Kind of an ID column ('word', 'range', 'empty') or None when malformed."""
+    if value.isdigit() and value != "0":
+        return "word"
+    a, sep, b = value.partition("-")
+    if sep and a.isdigit() and b.isdigit():
+        return "range"
+    a, sep, b = value.partition(".")
+    if sep and a.isdigit() and b.isdigit():
+        return "empty"
+    return None
+
+
+def _validate_block(lines: list[tuple[int, str]], path: str) -> None:
+    """Raise ConlluError for the first problem of a sentence block (lines with numbers)."""
+    heads: list[tuple[int, int, str]] = []  # (word id, head, line number)
+    first_line = lines[0][0]
+    sent_id = None
+    for lineno, line in lines:
+        if line.startswith("#"):
+            if line.startswith("# sent_id"):
+                sent_id = line.partition("=")[2].strip() or None
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise ConlluError(
+                path, lineno, f"expected 10 tab-separated columns, found {len(cols)}", sent_id
+            )
+        kind = _check_id(cols[0])
+        if kind is None:
+            raise ConlluError(path, lineno, f"invalid ID {cols[0]!r}", sent_id)
+        if kind != "word":
+            continue
+        wid = int(cols[0])
+        if wid != len(heads) + 1:
+            raise ConlluError(
+                path, lineno, f"word ID {wid} out of sequence (expected {len(heads) + 1})", sent_id
+            )
+        try:
+            head = int(cols[6])
+        except ValueError:
+            raise ConlluError(path, lineno, f"non-integer HEAD {cols[6]!r}", sent_id) from None
+        heads.append((wid, head, lineno))
+    if not heads:
+        raise ConlluError(path, first_line, "sentence has no words", sent_id)
+    n = len(heads)
+    for wid, head, lineno in heads:
+        if head < 0 or head > n:
+            raise ConlluError(
+                path, lineno, f"HEAD {head} of word {wid} points outside the sentence (0..{n})",
+                sent_id,
+            )
+    roots = [(wid, lineno) for wid, head, lineno in heads if head == 0]
+    if not roots:
+        raise ConlluError(path, first_line, "no root (no word has HEAD 0)", sent_id)
+    if len(roots) > 1:
+        ids = ", ".join(str(w) for w, _ in roots)
+        raise ConlluError(path, roots[1][1], f"{len(roots)} roots (words {ids})", sent_id)
+    cycle = _tree.find_cycle([h for _, h, _ in heads])
+    if cycle:
+        lineno = heads[cycle[0] - 1][2]
+        chain = " -> ".join(str(i) for i in [*cycle, cycle[0]])
+        raise ConlluError(path, lineno, f"cycle in HEAD: {chain}", sent_id)
+
+
+def parse_sentence(lines: list[tuple[int, str]], path: str = "<memory>") -> Sentence:
+    """Validate and parse one block of ``(line number, line)`` pairs into a Sentence."""
+    _validate_block(lines, path)
+    data = "\n".join(line for _, line in lines) + "\n\n"
+    try:
+        tokens = parse_token_and_metadata(data, field_parsers=_FIELD_PARSERS)
+    except ParseException as exc:
+        raise ConlluError(path, lines[0][0], f"unparsable sentence: {exc}") from None
+    return Sentence(tokens, path, lines[0][0])
+
+
+def _blocks(fh: TextIO) -> Iterator[list[tuple[int, str]]]:
+    block: list[tuple[int, str]] = []
+    for lineno, raw in enumerate(fh, start=1):
+        line = raw.rstrip("\r\n")
+        if line.strip():
+            block.append((lineno, line))
+        elif block:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def read_conllu(
+    source: str | os.PathLike[str] | TextIO,
+    *,
+    skip_invalid: bool = False,
+    on_invalid: Callable[[ConlluError], None] | None = None,
+    name: str | None = None,
+) -> Iterator[Sentence]:
+    """Stream the sentences of a CoNLL-U file (a path, ``-`` for stdin, or an open text file).
+
+    Only one sentence is held in memory at a time. A malformed sentence raises
+    :class:`ConlluError` (``FILE:LINE: problem``); with ``skip_invalid=True`` it is passed to
+    ``on_invalid`` (if given) and skipped.
+    """
+    if isinstance(source, (str, os.PathLike)) and str(source) != "-":
+        path = name or str(source)
+        try:
+            fh: TextIO = open(source, encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            raise ConlluError(path, 0, "no such file") from None
+        except IsADirectoryError:
+            raise ConlluError(path, 0, "is a directory, not a CoNLL-U file") from None
+        close = True
+    else:
+        import sys
+
+        fh = sys.stdin if str(source) == "-" else source  # type: ignore[assignment]
+        path = name or getattr(fh, "name", "<stdin>")
+        close = False
+    try:
+        for block in _blocks(fh):
+            try:
+                yield parse_sentence(block, path)
+            except ConlluError as err:
+                if not skip_invalid:
+                    raise
+                if on_invalid is not None:
+                    on_invalid(err)
+    except UnicodeDecodeError as exc:
+        raise ConlluError(path, 0, f"not UTF-8 text: {exc.reason}") from None
+    finally:
+        if close:
+            fh.close()
+
+
+def iter_corpus(
+    sources: Iterable[str | os.PathLike[str]],
+    *,
+    skip_invalid: bool = False,
+    on_invalid: Callable[[ConlluError], None] | None = None,
+) -> Iterator[Sentence]:
+    """Stream the sentences of several CoNLL-U files in order."""
+    for src in sources:
+        yield from read_conllu(src, skip_invalid=skip_invalid, on_invalid=on_invalid)
+
+
+def write_conllu(sentences: Iterable[Sentence], dest: str | os.PathLike[str] | TextIO) -> int:
+    """Write sentences as CoNLL-U; returns how many were written."""
+    if isinstance(dest, (str, os.PathLike)):
+        with open(dest, "w", encoding="utf-8", newline="\n") as fh:
+            return write_conllu(sentences, fh)
+    n = 0
+    for s in sentences:
+        dest.write(s.serialize())
+        n += 1
+    return n
+
+
+def sentences_from_string(text: str, name: str = "<memory>") -> list[Sentence]:
+    """Parse CoNLL-U held in a string (tests, small inputs)."""
+    return list(read_conllu(io.StringIO(text), name=name))
+
+
+__all__.append("sentences_from_string")
+_ = Path  # re-exported type for annotations in callers

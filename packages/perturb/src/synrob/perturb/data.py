@@ -1,0 +1,116 @@
+"""Where treebanks come from: the bundled sample, a local data directory, or a download.
+
+Specs accepted wherever a CoNLL-U input is expected:
+
+* a path to a file;
+* ``sample:en_ewt:SPLIT`` - the small EWT sample shipped inside this package (offline);
+* ``ud:NAME:SPLIT`` or ``ud:NAME`` (all splits) - a UD treebank looked up, in order, in
+  ``$SYNROB_DATA/ud/NAME/``, ``$SYNROB_DATA/NAME/`` and ``<cache>/data/ud/NAME/``; when absent
+  it is downloaded from the official UD GitHub repository into the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from importlib import resources
+from pathlib import Path
+
+from .errors import ResourceError
+
+SPLITS = ("train", "dev", "test")
+
+#: UD name -> (GitHub repository, release tag) of the official treebank.
+UD_TREEBANKS: dict[str, tuple[str, str]] = {
+    "en_ewt": ("UD_English-EWT", "r2.15"),
+    "en_gum": ("UD_English-GUM", "r2.15"),
+    "en_lines": ("UD_English-LinES", "r2.15"),
+    "en_partut": ("UD_English-ParTUT", "r2.15"),
+    "en_pud": ("UD_English-PUD", "r2.15"),
+    "en_atis": ("UD_English-Atis", "r2.15"),
+}
+_RAW_URL = "https://raw.githubusercontent.com/UniversalDependencies/{repo}/{tag}/{name}-ud-{split}.conllu"
+
+
+def cache_dir() -> Path:
+    """synrob's cache root: ``$SYNROB_CACHE``, else ``$XDG_CACHE_HOME/synrob`` or ``~/.cache/synrob``."""
+    env = os.environ.get("SYNROB_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "synrob"
+
+
+def sample_path(split: str = "train", name: str = "en_ewt") -> Path:
+    """Path of a bundled sample file (``en_ewt`` train/dev/test)."""
+    if name != "en_ewt" or split not in SPLITS:
+        raise ResourceError(f"no bundled sample {name}:{split}; available: en_ewt:train|dev|test")
+    ref = resources.files("synrob.perturb") / "data" / "en_ewt_sample" / f"en_ewt-ud-{split}.conllu"
+    return Path(str(ref))
+
+
+def _local_dirs(name: str) -> list[Path]:
+    dirs = []
+    env = os.environ.get("SYNROB_DATA")
+    if env:
+        dirs += [Path(env) / "ud" / name, Path(env) / name]
+    dirs.append(cache_dir() / "data" / "ud" / name)
+    return dirs
+
+
+def _download(name: str, split: str, dest: Path) -> Path:
+    repo, tag = UD_TREEBANKS[name]
+    url = _RAW_URL.format(repo=repo, tag=tag, name=name, split=split)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 - fixed https URL
+            fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".part")
+            with os.fdopen(fd, "wb") as out:
+                while chunk := resp.read(1 << 20):
+                    out.write(chunk)
+        os.replace(tmp, dest)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ResourceError(
+            f"ud:{name}:{split} is not available locally and downloading {url} failed ({reason}); "
+            f"offline? put the CoNLL-U files in $SYNROB_DATA/ud/{name}/ or pass file paths"
+        ) from None
+    return dest
+
+
+def resolve_ud(name: str, split: str, *, download: bool = True) -> Path:
+    """Local path of ``{name}-ud-{split}.conllu``, downloading it into the cache when allowed."""
+    if split not in SPLITS:
+        raise ResourceError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    fname = f"{name}-ud-{split}.conllu"
+    for d in _local_dirs(name):
+        if (d / fname).is_file():
+            return d / fname
+    if name not in UD_TREEBANKS:
+        known = ", ".join(sorted(UD_TREEBANKS))
+        raise ResourceError(
+            f"treebank {name!r} not found locally and not downloadable (known: {known}); "
+            f"put {fname} in $SYNROB_DATA/ud/{name}/"
+        )
+    if not download:
+        raise ResourceError(f"ud:{name}:{split} not found in {', '.join(map(str, _local_dirs(name)))}")
+    return _download(name, split, cache_dir() / "data" / "ud" / name / fname)
+
+
+def resolve_input(spec: str) -> list[Path]:
+    """Paths for one input spec (a file path, ``sample:...`` or ``ud:...``); ``-`` stays stdin."""
+    if spec == "-":
+        return [Path("-")]
+    scheme, sep, rest = spec.partition(":")
+    if sep and scheme in ("ud", "sample") and not Path(spec).exists():
+        name, _, split = rest.partition(":")
+        splits = [split] if split else list(SPLITS)
+        if scheme == "sample":
+            return [sample_path(s, name) for s in splits]
+        return [resolve_ud(name, s) for s in splits]
+    path = Path(spec)
+    if not path.exists():
+        raise ResourceError(f"{spec}: no such file")
+    return [path]

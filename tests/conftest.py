@@ -1,0 +1,80 @@
+"""Shared fixtures: real EWT data from ../shared, the bundled sample, a CLI runner."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EWT_DIR = Path(os.environ.get("SYNROB_EWT_DIR", ROOT.parent / "shared" / "data" / "ud" / "en_ewt"))
+
+
+@pytest.fixture(scope="session")
+def ewt_dir() -> Path:
+    """The full UD English EWT treebank (../shared/data/ud/en_ewt)."""
+    if not (EWT_DIR / "en_ewt-ud-dev.conllu").is_file():
+        pytest.fail(f"EWT treebank not found at {EWT_DIR} (../shared must sit beside the repo)")
+    return EWT_DIR
+
+
+@pytest.fixture(scope="session")
+def ewt_train(ewt_dir: Path) -> Path:
+    return ewt_dir / "en_ewt-ud-train.conllu"
+
+
+@pytest.fixture(scope="session")
+def ewt_dev(ewt_dir: Path) -> Path:
+    return ewt_dir / "en_ewt-ud-dev.conllu"
+
+
+@pytest.fixture(scope="session")
+def ewt_test(ewt_dir: Path) -> Path:
+    return ewt_dir / "en_ewt-ud-test.conllu"
+
+
+@pytest.fixture(scope="session")
+def sample_dev() -> Path:
+    from synrob.perturb.data import sample_path
+
+    return sample_path("dev")
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def _run_cli(args: list[str], stdin: str | None = None) -> CliResult:
+    from synrob.cli.app import run
+
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.StringIO(stdin)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = run([str(a) for a in args])
+    finally:
+        sys.stdin = old_stdin
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli():
+    """Run ``synrob ARGS...`` in-process through the real error boundary."""
+    return _run_cli
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Each test session gets its own synrob cache unless SYNROB_CACHE is set by the runner."""
+    if "SYNROB_CACHE" not in os.environ:
+        monkeypatch.setenv("SYNROB_CACHE", str(tmp_path_factory.getbasetemp() / "synrob-cache"))
