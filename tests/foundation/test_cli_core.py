@@ -1,0 +1,64 @@
+"""The CLI shell: instant --help, --version, one error boundary, stats contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_help_does_not_import_torch() -> None:
+    code = (
+        "import sys; from synrob.cli.app import run; rc = run(['--help']);"
+        "heavy = [m for m in ('torch', 'transformers', 'spacy', 'gensim', 'nltk') if m in sys.modules];"
+        "print('HEAVY', heavy); sys.exit(rc)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout
+    for cmd in ("perturb", "probe", "run", "plugins", "conllu"):
+        assert cmd in out.stdout
+
+
+def test_version(cli) -> None:
+    res = cli(["--version"])
+    assert res.exit_code == 0 and res.stdout.startswith("synrob ")
+
+
+def test_usage_error_exit_2(cli) -> None:
+    res = cli(["conllu", "stats"])
+    assert res.exit_code == 2 and "Missing argument" in res.stderr
+
+
+def test_user_error_is_one_line_no_traceback(cli, tmp_path) -> None:
+    res = cli(["conllu", "stats", str(tmp_path / "nope.conllu")])
+    assert res.exit_code == 1
+    assert res.stderr.strip().count("\n") == 0 and "Traceback" not in res.stderr
+    assert res.stderr.startswith("synrob: error:")
+
+
+def test_stats_contract_on_ewt(cli, ewt_dev) -> None:
+    res = cli(["conllu", "stats", "--json", ewt_dev])
+    assert res.exit_code == 0
+    row = json.loads(res.stdout)
+    assert row["file"] == str(ewt_dev)
+    assert row["sentences"] == 2001
+    assert row["words"] == 25148 - 1  # syntactic words: no ranges, no empty nodes
+    assert row["multiword_tokens"] == 359
+    assert row["empty_nodes"] == 4
+    assert row["max_depth"] == 10
+
+
+def test_stats_counts_match_a_direct_count(cli, ewt_dev) -> None:
+    words = ranges = empties = 0
+    for line in ewt_dev.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        first = line.split("\t", 1)[0]
+        if "-" in first:
+            ranges += 1
+        elif "." in first:
+            empties += 1
+        else:
+            words += 1
+    row = json.loads(cli(["conllu", "stats", "--json", ewt_dev]).stdout)
+    assert (row["words"], row["multiword_tokens"], row["empty_nodes"]) == (words, ranges, empties)
