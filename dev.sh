@@ -32,7 +32,8 @@ install_wordnet() {
 
 setup() {
   local key
-  key=$(cat pyproject.toml packages/*/pyproject.toml plugins/*/pyproject.toml dev.sh 2>/dev/null | sha256sum | cut -c1-16)
+  key=$({ cat pyproject.toml packages/*/pyproject.toml dev.sh
+          for f in plugins/*/pyproject.toml; do if [ -f "$f" ]; then cat "$f"; fi; done; } | sha256sum | cut -c1-16)
   install_wordnet
   if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$key" ] && [ -x "$PY" ]; then
     log "environment up to date ($VENV)"
