@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "encode",
     "probe",
     "run",
+    "demo",
 )
 
 app = typer.Typer(

@@ -1,0 +1,132 @@
+"""Jabberwocky: content words replaced by pseudowords (Hall Maudslay & Cotterell 2021, §3).
+
+Eligible words are NOUN, VERB, ADJ and ADV whose FEATS is one of the paper's regular classes
+(see :func:`form_class`). Each is replaced by a pseudo-lemma from a pre-generated, seeded pool
+(:func:`synrob.perturb.pseudowords.load_lexicon`: pronounceable, none of its forms an English
+word), inflected by regular English morphology (:mod:`synrob.perturb.morphology`) to the
+original FEATS and cased like the original. Within a sentence the same real lemma (and UPOS)
+gets the same pseudo-lemma and different lemmas get different ones. Only FORM and LEMMA change
+(LEMMA := pseudo-lemma); UPOS, XPOS, FEATS, HEAD and DEPREL stay as they were.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+from ..base import Param, Perturbation, Perturber
+from ..corpus import Sentence, Word
+from ..errors import ParameterError
+from ..morphology import Form, inflect, match_case
+
+__all__ = ["Jabberwocky", "PERTURBERS", "form_class"]
+
+_PRES_FIN = {"Mood": "Ind", "Tense": "Pres", "VerbForm": "Fin"}
+_DEGREE = {"Cmp": "cmp", "Sup": "sup", "Pos": "base"}
+
+
+def form_class(upos: str, feats: Mapping[str, str], gerunds: bool = False) -> Form | None:
+    """The regular form a word takes (``base``, ``plural``, ``3sg``, ``ing``, ``cmp``, ``sup``).
+
+    None when the word is outside the paper's classes. Classes: NOUN ``Number=Sing`` (base) or
+    ``Number=Plur`` (plural); VERB ``VerbForm=Inf`` (base), ``VerbForm=Fin|Mood=Ind|Tense=Pres``
+    with ``Number=Sing|Person=3`` (3sg) or without it (base; UD >= 2.8 EWT adds the other
+    ``Number``/``Person`` values, which are accepted), ``VerbForm=Part|Tense=Pres`` (ing; with
+    ``gerunds`` also ``VerbForm=Ger``, which later EWT releases use for gerunds); ADJ/ADV
+    ``Degree=Cmp`` (cmp), ``Degree=Sup`` (sup), or unmarked: no FEATS or ``Degree=Pos`` (base).
+    """
+    if upos == "NOUN":
+        if len(feats) == 1:
+            return {"Sing": "base", "Plur": "plural"}.get(feats.get("Number", ""))  # type: ignore[return-value]
+        return None
+    if upos == "VERB":
+        if feats == {"VerbForm": "Inf"}:
+            return "base"
+        if feats == {"VerbForm": "Part", "Tense": "Pres"} or (gerunds and feats == {"VerbForm": "Ger"}):
+            return "ing"
+        core = {k: v for k, v in feats.items() if k not in ("Number", "Person")}
+        if core == _PRES_FIN:
+            number, person = feats.get("Number"), feats.get("Person")
+            if number == "Sing" and person == "3":
+                return "3sg"
+            if (number is None) == (person is None):
+                return "base"
+        return None
+    if upos in ("ADJ", "ADV"):
+        if not feats:
+            return "base"
+        if len(feats) == 1 and "Degree" in feats:
+            return _DEGREE.get(feats["Degree"])  # type: ignore[return-value]
+    return None
+
+
+class Jabberwocky(Perturber):
+    """Replace regularly inflected content words by inflected pseudowords."""
+
+    name = "jabberwocky"
+    version = "1.0"
+    summary = (
+        "replace NOUN/VERB/ADJ/ADV of regular inflection classes by pronounceable pseudowords "
+        "inflected by regular English morphology; tags and tree unchanged"
+    )
+    paper = (
+        "Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
+        "Jabberwocky Probing (NAACL), section 3"
+    )
+    params = (
+        Param("rate", float, 1.0, "share of the eligible words replaced (rounded; 1.0 = all)"),
+        Param("gerunds", bool, False, "also replace VERB with VerbForm=Ger (not a class of the paper)"),
+        Param("lexicon_seed", int, 0, "seed of the pseudoword pool (not of the per-sentence choices)"),
+        Param("lexicon_size", int, 8000, "pseudo-lemmas per POS in the pool"),
+    )
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        if not 0.0 <= self.options["rate"] <= 1.0:
+            raise ParameterError(f"perturber 'jabberwocky': rate must be in [0, 1], got {self.options['rate']}")
+        if self.options["lexicon_size"] < 100:
+            raise ParameterError("perturber 'jabberwocky': lexicon_size must be >= 100")
+        self._pools: dict[str, tuple[str, ...]] = {}
+
+    def setup(self) -> None:
+        """Load (or generate once and cache on disk) the pseudoword pool."""
+        from ..pseudowords import load_lexicon
+
+        self._pools = load_lexicon(self.options["lexicon_seed"], self.options["lexicon_size"])
+        self._ready = True
+
+    def eligible(self, word: Word) -> Form | None:
+        """The form ``word`` would take, or None when it is not replaced."""
+        return form_class(word.upos, word.feats_dict, self.options["gerunds"])
+
+    def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
+        self.ensure_setup()
+        targets = [(w, f) for w in sentence.words() if (f := self.eligible(w)) is not None]
+        if not targets:
+            return Perturbation(sentence, sentence.text, (), note="no word of a regular inflection class")
+        rate = self.options["rate"]
+        if rate < 1.0:
+            k = round(rate * len(targets))
+            keep = set(rng.sample(range(len(targets)), k))
+            targets = [t for i, t in enumerate(targets) if i in keep]
+            if not targets:
+                return Perturbation(sentence, sentence.text, (), note=f"rate {rate} selects no word")
+        lemma_of: dict[tuple[str, str], str] = {}
+        used: set[str] = set()
+        changes: dict[int, dict[str, str]] = {}
+        for word, form in targets:
+            key = (word.lemma.lower(), word.upos)
+            pseudo = lemma_of.get(key)
+            if pseudo is None:
+                pool = self._pools[word.upos]
+                pseudo = pool[rng.randrange(len(pool))]
+                while pseudo in used:
+                    pseudo = pool[rng.randrange(len(pool))]
+                used.add(pseudo)
+                lemma_of[key] = pseudo
+            changes[word.id] = {"form": match_case(word.form, inflect(pseudo, form)), "lemma": pseudo}
+        new = sentence.replace_words(changes)
+        return Perturbation(new, new.text, tuple(changes))
+
+
+PERTURBERS = [Jabberwocky]
