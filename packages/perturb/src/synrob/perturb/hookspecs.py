@@ -1,4 +1,11 @@
-"""Every synrob hook. Each returns component classes once, registered under their ``name``."""
+"""Every synrob hook. Each returns component classes once, registered under their ``name``.
+
+A plugin is a module (named by an entry point in the ``synrob`` group) or, in-process, any
+object passed to :func:`synrob.perturb.plugins.register_plugin`. Its functions named after a
+hook below are called once, when the registry is built; each returns a list of classes (or
+None), and each class is registered under its ``name`` attribute for its kind. The kinds and
+hooks are listed in :data:`synrob.perturb.plugins.KINDS`; docs/plugins.md documents each hook.
+"""
 
 from __future__ import annotations
 

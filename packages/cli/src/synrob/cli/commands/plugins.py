@@ -45,14 +45,17 @@ def list_plugins(
 def new_plugin(
     name: Annotated[str, typer.Argument(help="Perturber name, e.g. 'leet' (kind name).")],
     directory: Annotated[
-        Path | None, typer.Option("--dir", help="Where to write (default: ./synrob-NAME).")
+        Path | None,
+        typer.Option("--dir", help="Directory to create, absent or empty (default: ./synrob-NAME)."),
     ] = None,
 ) -> None:
     """Write a ready-to-install plugin package with one perturber and a golden-case test."""
+    from ..output import info
     from ..scaffold import write_plugin
 
     path = write_plugin(name, directory)
     typer.echo(str(path))
+    info(f"synrob: wrote plugin synrob-{name}; next: pip install -e {path} && pytest {path}")
 
 
 def register(app: typer.Typer) -> None:
