@@ -1,9 +1,225 @@
-"""``synrob perturb``: (being written)."""
+"""``synrob perturb``: perturb CoNLL-U (or raw text) sentences with any registered perturber."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+
+if TYPE_CHECKING:
+    from synrob.perturb.base import Perturber
+    from synrob.perturb.corpus import Sentence
+    from synrob.perturb.pipeline import RawBlock
+
+_IN_FORMATS = ("conllu", "text")
+_TEXT_SUFFIXES = (".txt", ".text")
+
+
+def _input_format(path: Path, format_in: str | None) -> str:
+    if format_in is not None:
+        return format_in
+    return "text" if path.suffix.lower() in _TEXT_SUFFIXES else "conllu"
+
+
+def _text_lines(path: Path) -> Iterator[str]:
+    fh = sys.stdin if str(path) == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    try:
+        for line in fh:
+            line = line.strip()
+            if line:
+                yield line
+    finally:
+        if fh is not sys.stdin:
+            fh.close()
+
+
+def _parse_texts(path: Path) -> Iterator[Sentence]:
+    try:
+        from synrob.perturb.parsing import parse_texts
+    except ImportError:
+        from synrob.perturb.errors import ResourceError
+
+        raise ResourceError(
+            f"{path}: raw text input needs synrob.perturb.parsing, which is not available"
+        ) from None
+    yield from parse_texts(_text_lines(path))
+
+
+def _items(paths: list[tuple[Path, str]]) -> Iterator[Sentence | RawBlock]:
+    from synrob.perturb.pipeline import read_blocks
+
+    for path, fmt in paths:
+        if fmt == "conllu":
+            yield from read_blocks("-" if str(path) == "-" else path)
+        else:
+            yield from _parse_texts(path)
+
+
+def _describe(kind: str, as_json: bool) -> None:
+    from synrob.perturb.plugins import get_registry
+
+    from ..output import emit_json
+
+    registry = get_registry()
+    cls = registry.get("perturber", kind)
+    info = cls.describe()
+    comp = registry.info("perturber", kind)
+    info["distribution"] = comp.distribution
+    if as_json:
+        emit_json(info)
+        return
+    lines = [
+        f"{info['kind']} {info['version']} ({comp.distribution})",
+        f"  {info['summary']}",
+        f"  paper: {info['paper'] or '-'}",
+    ]
+    params = info["params"]
+    if not params:
+        lines.append("  parameters: none")
+    else:
+        lines.append("  parameters (-p key=value):")
+        rows = [
+            (p["name"], p["type"], repr(p["default"]),
+             p["help"] + (f" [{'|'.join(map(str, p['choices']))}]" if p.get("choices") else ""))
+            for p in params
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        head = ("NAME", "TYPE", "DEFAULT")
+        widths = [max(w, len(h)) for w, h in zip(widths, head, strict=True)]
+        lines.append(
+            f"    {head[0]:<{widths[0]}}  {head[1]:<{widths[1]}}  {head[2]:<{widths[2]}}  HELP"
+        )
+        for r in rows:
+            lines.append(f"    {r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}")
+    typer.echo("\n".join(lines))
+
+
+def _build_perturber(kind: str, params: list[str], budget: str | None) -> Perturber:
+    from synrob.perturb.errors import ParameterError
+    from synrob.perturb.params import parse_assignments
+    from synrob.perturb.plugins import get_registry
+
+    cls = get_registry().get("perturber", kind)
+    given: dict[str, Any] = parse_assignments(params)
+    if budget is not None:
+        if "budget" in given and given["budget"] != budget:
+            raise ParameterError(
+                f"--budget {budget} conflicts with -p budget={given['budget']}; give one"
+            )
+        given["budget"] = budget
+    return cls(**given)
+
+
+def perturb(
+    inputs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="CoNLL-U or text files, sample:/ud: specs, or - for stdin (the default).",
+            show_default=False,
+        ),
+    ] = None,
+    kind: Annotated[str | None, typer.Option("--kind", "-k", help="Perturber name.")] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Perturber parameter key=value (repeatable)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Random seed (same seed: same output).")] = 0,
+    variants: Annotated[int, typer.Option(help="Perturbed variants per sentence (K).")] = 1,
+    budget: Annotated[
+        str | None, typer.Option(help="Shortcut for -p budget=TAU (substitution budget).")
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="Output format: conllu|text|jsonl (default: conllu for CoNLL-U input when the "
+            "perturber keeps a tree, else text).",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Output file (default: stdout).")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="Worker processes (same output for any N).")] = 1,
+    batch_size: Annotated[int, typer.Option(help="Sentences per perturber batch.")] = 64,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Report and skip malformed input sentences.")
+    ] = False,
+    format_in: Annotated[
+        str | None,
+        typer.Option(
+            "--format-in",
+            help="Input format: conllu|text (default: text for .txt files, else conllu).",
+        ),
+    ] = None,
+    describe: Annotated[
+        str | None,
+        typer.Option("--describe", help="Print KIND's parameters, defaults and paper, then exit."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="With --describe: print JSON.")] = False,
+) -> None:
+    """Perturb sentences with perturber KIND; write CoNLL-U, text or JSON lines.
+
+    Every output sentence carries # synrob.* comments (source, kind, params, seed, variant,
+    changed word ids, chrF-2, normalised Levenshtein) and a new sent_id. A summary goes to
+    stderr.
+    """
+    from synrob.perturb.data import resolve_input
+    from synrob.perturb.errors import ConlluError, ParameterError
+    from synrob.perturb.pipeline import FORMATS, PipelineStats, check_format, perturb_formatted
+    from synrob.perturb.plugins import get_registry
+
+    from ..output import info, progress
+
+    if describe is not None:
+        _describe(describe, as_json)
+        return
+    if kind is None:
+        known = ", ".join(get_registry().names("perturber")) or "(none)"
+        raise ParameterError(f"--kind is required (or --describe KIND); available: {known}")
+    if fmt is not None and fmt not in FORMATS:
+        raise ParameterError(f"unknown --format {fmt!r}; available: {', '.join(FORMATS)}")
+    if format_in is not None and format_in not in _IN_FORMATS:
+        raise ParameterError(
+            f"unknown --format-in {format_in!r}; available: {', '.join(_IN_FORMATS)}"
+        )
+    perturber = _build_perturber(kind, param or [], budget)
+
+    paths = [
+        (path, _input_format(path, format_in))
+        for spec in (inputs or ["-"])
+        for path in resolve_input(spec)
+    ]
+    if fmt is None:
+        all_conllu = all(f == "conllu" for _, f in paths)
+        fmt = "conllu" if all_conllu and perturber.writes_conllu else "text"
+    check_format(perturber, fmt)
+
+    def report(err: ConlluError) -> None:
+        info(f"synrob: skipped invalid sentence: {err}")
+
+    stats = PipelineStats()
+    stream = perturb_formatted(
+        perturber, _items(paths), fmt, seed=seed, variants=variants, batch_size=batch_size,
+        workers=workers, skip_invalid=skip_invalid, on_invalid=report, stats=stats,
+    )
+    out = open(output, "w", encoding="utf-8", newline="\n") if output else sys.stdout  # noqa: SIM115
+    try:
+        for chunk in progress(stream, f"perturbing ({kind})"):
+            out.write(chunk)
+        out.flush()
+    finally:
+        if output:
+            out.close()
+    info(stats.summary(variants))
+    if stats.notes:
+        reasons = sorted(stats.notes.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = "; ".join(f"{note} ({n})" for note, n in reasons[:5])
+        more = f"; {len(reasons) - 5} other reasons" if len(reasons) > 5 else ""
+        info(f"unchanged: {shown}{more}")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("perturb")(perturb)

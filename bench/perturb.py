@@ -1,0 +1,224 @@
+"""Perturbation throughput on EWT dev, side by side with nlpaug; streaming memory of `perturb`.
+
+Prints ``name: value`` lines:
+
+* ``<kind>_sents_per_s`` for every registered perturber: CoNLL-U read -> perturb -> CoNLL-U
+  written (to memory) through :func:`synrob.perturb.pipeline.perturb_formatted`, one process;
+  ``<kind>_setup_s`` is the one-off resource loading done before timing;
+* ``nlpaug_synonym_wordnet_sents_per_s``, ``nlpaug_random_word_swap_sents_per_s``,
+  ``nlpaug_random_char_swap_sents_per_s`` on the same sentences as text, and
+  ``copos_vs_nlpaug_synonym`` (ratio; target >= 1);
+* ``coco_tokens_per_s`` (model tokens scored per second, end to end on the first
+  ``--coco-sentences`` sentences) and ``coco_ratio_vs_raw`` (that rate divided by the rate of
+  plain batched forward passes of the same model on the same shapes; target >= 0.8);
+* ``shuffle_peak_rss_train_mb`` / ``shuffle_peak_rss_dev_mb``: peak RSS of
+  ``synrob perturb --kind shuffle`` on EWT train vs dev (streaming: about equal).
+
+Bench-time setup (not a package dependency)::
+
+    .venv/bin/pip install nlpaug==1.1.11
+
+nlpaug's SynonymAug calls ``nltk.pos_tag``, whose tagger data cannot be downloaded offline: the
+first run trains NLTK's own ``PerceptronTagger`` on EWT train (FORM, XPOS) and saves it as
+``<synrob cache>/nltk_data/taggers/averaged_perceptron_tagger_eng/`` (on ``nltk.data.path``),
+so nlpaug's own code path and cost are kept. Kinds or peers that are not available are skipped
+with a line saying why.
+
+Run: ``.venv/bin/python bench/perturb.py [--ewt DIR] [--coco-sentences N] [--skip-rss]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_EWT = ROOT.parent / "shared" / "data" / "ud" / "en_ewt"
+
+
+def emit(name: str, value: float | str) -> None:
+    if isinstance(value, float):
+        value = f"{value:.4g}" if abs(value) < 100 else f"{value:.0f}"
+    print(f"{name}: {value}", flush=True)
+
+
+def skip(name: str, reason: str) -> None:
+    print(f"{name}: skipped ({reason})", flush=True)
+
+
+def bench_kinds(dev_text: str, n_sents: int, train: Path) -> dict[str, float]:
+    """Sentences per second of every registered kind (coco apart), CoNLL-U in and out.
+
+    Defaults everywhere, except somo, which takes its bigram counts from EWT train.
+    """
+    from synrob.perturb.errors import SynrobError
+    from synrob.perturb.pipeline import PipelineStats, perturb_formatted, read_blocks
+    from synrob.perturb.plugins import get_registry
+
+    registry = get_registry()
+    rates: dict[str, float] = {}
+    for kind in registry.names("perturber"):
+        if kind == "coco":
+            continue
+        try:
+            params = {"reference": str(train)} if kind == "somo" else {}
+            perturber = registry.get("perturber", kind)(**params)
+            start = time.perf_counter()
+            perturber.ensure_setup()
+            emit(f"{kind}_setup_s", time.perf_counter() - start)
+            fmt = "conllu" if perturber.writes_conllu else "text"
+            stats = PipelineStats()
+            sink = io.StringIO()
+            start = time.perf_counter()
+            for chunk in perturb_formatted(perturber, read_blocks(io.StringIO(dev_text)), fmt,
+                                           seed=0, stats=stats):
+                sink.write(chunk)
+            elapsed = time.perf_counter() - start
+        except SynrobError as exc:
+            skip(f"{kind}_sents_per_s", str(exc))
+            continue
+        assert stats.sentences == n_sents
+        rates[kind] = n_sents / elapsed
+        emit(f"{kind}_sents_per_s", rates[kind])
+        emit(f"{kind}_changed_share", stats.changed_records / max(stats.records, 1))
+    return rates
+
+
+def ensure_nltk_tagger(train: Path) -> None:
+    """Train NLTK's PerceptronTagger on EWT train XPOS once; save it where nltk.pos_tag looks."""
+    import nltk
+    from nltk.tag.perceptron import PerceptronTagger
+    from synrob.perturb.corpus import read_conllu
+    from synrob.perturb.data import cache_dir
+
+    root = cache_dir() / "nltk_data"
+    if str(root) not in nltk.data.path:
+        nltk.data.path.insert(0, str(root))
+    loc = root / "taggers" / "averaged_perceptron_tagger_eng"
+    if loc.is_dir() and any(loc.glob("*.json")):
+        return
+    loc.parent.mkdir(parents=True, exist_ok=True)
+    sents = [[(w.form, w.xpos) for w in s.words()] for s in read_conllu(train)]
+    start = time.perf_counter()
+    tagger = PerceptronTagger(load=False)
+    tagger.train(sents, nr_iter=5)
+    tagger.save_to_json(lang="eng", loc=str(loc))
+    emit("nltk_tagger_train_s", time.perf_counter() - start)
+
+
+def bench_nlpaug(texts: list[str], train: Path) -> dict[str, float]:
+    """Sentences per second of three nlpaug augmenters on the same sentences as text."""
+    try:
+        import nlpaug.augmenter.char as nac
+        import nlpaug.augmenter.word as naw
+    except ImportError:
+        for name in ("synonym_wordnet", "random_word_swap", "random_char_swap"):
+            skip(f"nlpaug_{name}_sents_per_s", "nlpaug not installed: pip install nlpaug==1.1.11")
+        return {}
+    from synrob.perturb.wordnet import get_wordnet
+
+    get_wordnet()  # puts synrob's offline WordNet on nltk.data.path (nlpaug reads it there)
+    ensure_nltk_tagger(train)
+    augmenters = {
+        "synonym_wordnet": naw.SynonymAug(aug_src="wordnet"),
+        "random_word_swap": naw.RandomWordAug(action="swap"),
+        "random_char_swap": nac.RandomCharAug(action="swap"),
+    }
+    rates: dict[str, float] = {}
+    for name, aug in augmenters.items():
+        aug.augment(texts[0])  # warm-up: lazy loads (WordNet, tagger)
+        start = time.perf_counter()
+        for text in texts:
+            aug.augment(text)
+        rates[name] = len(texts) / (time.perf_counter() - start)
+        emit(f"nlpaug_{name}_sents_per_s", rates[name])
+    return rates
+
+
+def bench_coco(dev_text: str, n: int) -> None:
+    from synrob.perturb.errors import SynrobError
+    from synrob.perturb.pipeline import perturb_formatted, read_blocks
+    from synrob.perturb.plugins import get_registry
+
+    registry = get_registry()
+    if "coco" not in registry.names("perturber"):
+        skip("coco_tokens_per_s", "perturber 'coco' is not registered")
+        return
+    try:
+        from synrob.perturb.lm import forward_throughput
+
+        coco = registry.get("perturber", "coco")()
+        start = time.perf_counter()
+        coco.ensure_setup()
+        emit("coco_setup_s", time.perf_counter() - start)
+        blocks = list(itertools.islice(read_blocks(io.StringIO(dev_text)), n))
+        start = time.perf_counter()
+        out = list(perturb_formatted(coco, blocks, "conllu", seed=0))
+        elapsed = time.perf_counter() - start
+        raw = forward_throughput(coco.lm, coco.stats["shapes"])
+    except (SynrobError, ImportError, AttributeError, KeyError) as exc:
+        skip("coco_tokens_per_s", f"{type(exc).__name__}: {exc}")
+        return
+    tokens = coco.stats["tokens_scored"]
+    emit("coco_sents_per_s", len(out) / elapsed)
+    emit("coco_tokens_per_s", tokens / elapsed)
+    emit("coco_raw_forward_tokens_per_s", raw["tokens_per_second"])
+    emit("coco_ratio_vs_raw", (tokens / elapsed) / raw["tokens_per_second"])
+
+
+def peak_rss_mb(path: Path) -> float:
+    """Peak RSS (MB) of ``synrob perturb --kind shuffle PATH -o /dev/null`` in a fresh process."""
+    synrob = Path(sys.executable).with_name("synrob")
+    cmd = [str(synrob), "perturb", "--kind", "shuffle", "-o", os.devnull, str(path)]
+    probe = (
+        "import resource, subprocess, sys\n"
+        "rc = subprocess.run(sys.argv[1:], stderr=subprocess.DEVNULL).returncode\n"
+        "print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True,
+                         check=True)
+    rc, kb = res.stdout.split()
+    if rc != "0":
+        raise RuntimeError(f"{' '.join(cmd)} exited with {rc}")
+    return int(kb) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ewt", type=Path, default=DEFAULT_EWT, help="EWT directory")
+    parser.add_argument("--coco-sentences", type=int, default=64)
+    parser.add_argument("--skip-rss", action="store_true")
+    parser.add_argument("--skip-nlpaug", action="store_true")
+    args = parser.parse_args()
+    dev = args.ewt / "en_ewt-ud-dev.conllu"
+    train = args.ewt / "en_ewt-ud-train.conllu"
+
+    from synrob.perturb.corpus import read_conllu
+
+    dev_text = dev.read_text(encoding="utf-8")
+    texts = [s.text for s in read_conllu(dev)]
+    emit("dev_sentences", str(len(texts)))
+    emit("cpu_count", str(os.cpu_count()))
+
+    rates = bench_kinds(dev_text, len(texts), train)
+    if not args.skip_nlpaug:
+        peers = bench_nlpaug(texts, train)
+        if "copos" in rates and "synonym_wordnet" in peers:
+            emit("copos_vs_nlpaug_synonym", rates["copos"] / peers["synonym_wordnet"])
+    bench_coco(dev_text, args.coco_sentences)
+    if not args.skip_rss:
+        rss_train = peak_rss_mb(train)
+        rss_dev = peak_rss_mb(dev)
+        emit("shuffle_peak_rss_train_mb", rss_train)
+        emit("shuffle_peak_rss_dev_mb", rss_dev)
+        emit("shuffle_peak_rss_train_over_dev", rss_train / rss_dev)
+
+
+if __name__ == "__main__":
+    main()
