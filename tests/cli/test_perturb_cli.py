@@ -177,3 +177,18 @@ def test_ewt_dev_bshift_integration(cli, ewt_dev) -> None:
 def test_sample_spec_input(cli) -> None:
     res = cli(["perturb", "--kind", "bshift", "--format", "text", "sample:en_ewt:dev"])
     assert res.exit_code == 0 and len(res.stdout.splitlines()) > 100
+
+
+def test_somo_reference_defaults_to_the_inputs(cli) -> None:
+    import json as _json
+
+    res = cli(["perturb", "--kind", "somo", "--format", "jsonl", "sample:en_ewt:dev"])
+    assert res.exit_code == 0, res.stderr
+    rows = [_json.loads(line) for line in res.stdout.splitlines()]
+    assert len(rows) == 250
+    changed = [r for r in rows if r["changed"]]
+    assert len(changed) > 200 and all(r["label"] == "I" for r in changed)
+    assert all(len(r["changed"]) == 1 for r in changed)
+    one = "# sent_id = a\n1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n"
+    res = cli(["perturb", "--kind", "somo"], stdin=one)
+    assert res.exit_code == 1 and "reference" in res.stderr

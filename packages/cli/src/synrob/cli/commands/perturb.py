@@ -97,13 +97,19 @@ def _describe(kind: str, as_json: bool) -> None:
     typer.echo("\n".join(lines))
 
 
-def _build_perturber(kind: str, params: list[str], budget: str | None) -> Perturber:
+def _build_perturber(
+    kind: str, params: list[str], budget: str | None, inputs: list[str] | None = None
+) -> Perturber:
+    """The perturber with its parameters; a ``reference`` corpus defaults to the inputs."""
     from synrob.perturb.errors import ParameterError
     from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
 
     cls = get_registry().get("perturber", kind)
     given: dict[str, Any] = parse_assignments(params)
+    declares_reference = any(p.name == "reference" for p in getattr(cls, "params", ()))
+    if declares_reference and "reference" not in given and inputs and "-" not in inputs:
+        given["reference"] = ",".join(inputs)  # e.g. somo's bigram counts: the input treebanks
     if budget is not None:
         if "budget" in given and given["budget"] != budget:
             raise ParameterError(
@@ -185,7 +191,7 @@ def perturb(
         raise ParameterError(
             f"unknown --format-in {format_in!r}; available: {', '.join(_IN_FORMATS)}"
         )
-    perturber = _build_perturber(kind, param or [], budget)
+    perturber = _build_perturber(kind, param or [], budget, inputs)
 
     paths = [
         (path, _input_format(path, format_in))
