@@ -1,9 +1,222 @@
-"""``synrob probe``: (being written)."""
+"""``synrob probe``: train a probe on frozen representations and evaluate test files;
+``synrob probes``: list the probing tasks and probes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+
+if TYPE_CHECKING:
+    from synrob.probe.experiment import ProbeRun
+
+_OPTS = "Probe options"
+
+
+def _one_path(spec: str, what: str) -> str:
+    from synrob.perturb.data import resolve_input
+    from synrob.perturb.errors import ResourceError
+
+    paths = resolve_input(spec)
+    if len(paths) != 1 or str(paths[0]) == "-":
+        raise ResourceError(f"{what} {spec!r} must name one CoNLL-U file")
+    return str(paths[0])
+
+
+def route_params(assignments: dict[str, str], owners: dict[str, tuple[Any, ...]]
+                 ) -> dict[str, dict[str, str]]:
+    """Send each ``-p key=value`` to its component: ``task.k``, ``probe.k``, ``encoder.k``, or
+    an unprefixed key to the first of task, probe, encoder that declares it."""
+    from synrob.perturb.errors import ParameterError
+
+    out: dict[str, dict[str, str]] = {k: {} for k in owners}
+    for key, value in assignments.items():
+        owner, dot, name = key.partition(".")
+        if dot and owner in owners:
+            out[owner][name] = value
+            continue
+        for comp, params in owners.items():
+            if any(p.name == key for p in params):
+                out[comp][key] = value
+                break
+        else:
+            known = sorted({f"{c}.{p.name}" for c, ps in owners.items() for p in ps})
+            raise ParameterError(f"unknown parameter {key!r}; known: {', '.join(known)}")
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "nan" if value != value else (f"{int(value)}" if value.is_integer() and value > 1
+                                             else f"{value:.4f}")
+    return str(value)
+
+
+def _table(run: ProbeRun, many_layers: bool) -> list[list[str]]:
+    best = run.best.layer
+    metrics = [m for m in next(iter(run.layers[0].results.values()), {}) if m != "sentences"]
+    rows = [["layer" if many_layers else "row", "file", *metrics, "sentences"]]
+    for res in run.layers:
+        for f, m in res.results.items():
+            mark = "*" if many_layers and res.layer == best else ""
+            rows.append([f"{res.layer}{mark}" if many_layers else f"layer {res.layer}", f,
+                         *[_fmt(m.get(k)) for k in metrics], _fmt(m.get("sentences"))])
+    for name, per_file in run.baselines.items():
+        for f, m in per_file.items():
+            rows.append([name, f, *[_fmt(m.get(k)) for k in metrics], _fmt(m.get("sentences"))])
+    return rows
+
+
+def _echo_table(rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        typer.echo("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+
+
+def run_json(run: ProbeRun, many_layers: bool) -> dict[str, Any]:
+    """The ``--json`` object (results of the best layer; every layer under ``layers``)."""
+    best = run.best
+    out: dict[str, Any] = {
+        "encoder": run.encoder, "layer": best.layer, "task": run.task.name,
+        "probe": run.probe.name, "seed": run.seed, "results": best.results,
+        "baselines": run.baselines, "dev": best.dev,
+        "train_seconds": round(best.log.seconds, 3) if best.log else None,
+    }
+    if many_layers:
+        out["layers"] = {str(r.layer): {"results": r.results, "dev": r.dev} for r in run.layers}
+    return out
+
+
+def _write_predictions(run: ProbeRun, dest: Path, many_layers: bool) -> int:
+    import json
+
+    best = run.best
+    n = 0
+    with open(dest, "w", encoding="utf-8") as fh:
+        for f, preds in best.predictions.items():
+            gold = run.golds[f]
+            for i, pred in enumerate(preds):
+                rec: dict[str, Any] = {"file": f, "sent_id": gold.sent_ids[i],
+                                       "words": int(gold.heads[i].size),
+                                       "gold_heads": gold.heads[i].tolist()}
+                if many_layers:
+                    rec["layer"] = best.layer
+                rec.update(run.task.record(pred))
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                n += 1
+    return n
+
+
+def probe(
+    test: Annotated[list[str], typer.Option("--test", help="Test CoNLL-U file (repeatable).")],
+    encoder: Annotated[str | None, typer.Option(help="Encoder name (synrob plugins --kind encoder).")] = None,
+    layer: Annotated[str | None, typer.Option(help="Layer number, or 'all' for the layer curve.")] = None,
+    task: Annotated[str, typer.Option(help="Task: distance, depth, parse, pos, root, tree-depth.")] = "distance",
+    train: Annotated[str | None, typer.Option(help="Training CoNLL-U file.")] = None,
+    dev: Annotated[str | None, typer.Option(help="Dev CoNLL-U file (early stopping).")] = None,
+    probe_name: Annotated[str | None, typer.Option("--probe", help="Probe (default: the task's).", rich_help_panel=_OPTS)] = None,
+    param: Annotated[list[str] | None, typer.Option("-p", "--param", help="key=value for the task, probe or encoder (task.k / probe.k / encoder.k to disambiguate).", rich_help_panel=_OPTS)] = None,
+    seed: Annotated[int, typer.Option(help="Random seed (initialisation, batch order).", rich_help_panel=_OPTS)] = 0,
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.", rich_help_panel=_OPTS)] = "auto",
+    save: Annotated[Path | None, typer.Option(help="Save the trained probe (safetensors + JSON) here.", rich_help_panel=_OPTS)] = None,
+    load: Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead of training.", rich_help_panel=_OPTS)] = None,
+    predictions: Annotated[Path | None, typer.Option(help="Write one JSON line per test sentence.")] = None,
+    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
+    import json
+
+    from synrob.perturb.errors import SynrobError
+    from synrob.perturb.params import parse_assignments
+    from synrob.perturb.plugins import get_registry
+    from synrob.probe.experiment import encoder_features, run_probe
+
+    from ..output import emit_json, info
+
+    reg = get_registry()
+    saved_cfg: dict[str, Any] = {}
+    if load is not None:
+        cfg_file = (load / "probe.json") if (load / "probe.json").is_file() else None
+        if cfg_file is None:
+            subdirs = sorted(load.glob("layer-*/probe.json"))
+            cfg_file = subdirs[0] if subdirs else None
+        if cfg_file is None:
+            raise SynrobError(f"{load}: not a saved probe (no probe.json)")
+        saved_cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+        encoder = encoder or saved_cfg.get("encoder")
+        task = saved_cfg.get("task", task)
+        if layer is None:
+            layer = "all" if cfg_file.parent != load else str(saved_cfg.get("layer"))
+    if encoder is None:
+        raise SynrobError("--encoder is required (or --load a saved probe)")
+    if layer is None:
+        raise SynrobError("--layer is required: a layer number or 'all'")
+    task_cls = reg.get("task", task)
+    probe_cls = reg.get("probe", probe_name or saved_cfg.get("probe") or task_cls.default_probe)
+    from synrob.probe.encoders.resolve import spec_target
+
+    enc_cls = reg.get("encoder", spec_target(encoder)[0])
+    routed = route_params(parse_assignments(param or []), {
+        "task": task_cls.params, "probe": probe_cls.params, "encoder": getattr(enc_cls, "params", ())})
+    task_obj = task_cls(**routed["task"])
+    probe_obj = probe_cls(**routed["probe"])
+    features = encoder_features(encoder, params=routed["encoder"] or None, device=device)
+    tests = [_one_path(t, "--test") for t in test]
+    train_p = _one_path(train, "--train") if train else None
+    dev_p = _one_path(dev, "--dev") if dev else None
+    many = layer == "all"
+    if many:
+        first = train_p or tests[0]
+        layers = features.layers(first)  # type: ignore[attr-defined]
+    else:
+        try:
+            layers = [int(layer)]
+        except ValueError:
+            raise SynrobError(f"--layer must be a number or 'all', not {layer!r}") from None
+
+    def report(res: Any) -> None:
+        key = task_obj.primary_metric
+        info(f"synrob: layer {res.layer}: dev {key}={_fmt(res.dev.get(key, float('nan')))}"
+             + (f" ({res.log.best_epoch + 1} epochs best, {res.log.seconds:.1f}s)" if res.log else ""))
+
+    run = run_probe(encoder=encoder, task=task_obj, probe=probe_obj, layers=layers, tests=tests,
+                    features=features, train=train_p, dev=dev_p, seed=seed, device=device,
+                    save=save, load=load, keep_predictions=predictions is not None,
+                    baselines=baselines, on_layer=report)
+    if predictions is not None:
+        n = _write_predictions(run, predictions, many)
+        info(f"synrob: wrote {n} predictions to {predictions}")
+    if as_json:
+        emit_json(run_json(run, many))
+    else:
+        _echo_table(_table(run, many))
+
+
+def list_probes(
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON object.")] = False,
+) -> None:
+    """List the probing tasks and the probes, with what each probe can learn."""
+    from synrob.perturb.plugins import get_registry
+
+    from ..output import emit_json
+
+    reg = get_registry()
+    tasks = {n: reg.get("task", n).describe() for n in reg.names("task")}
+    probes = {n: reg.get("probe", n).describe() for n in reg.names("probe")}
+    if as_json:
+        emit_json({"tasks": tasks, "probes": probes})
+        return
+    typer.echo("TASKS")
+    for n, d in tasks.items():
+        typer.echo(f"  {n:<11} {d['kind']:<9} probe={d['default_probe']:<11} {d['summary']}")
+    typer.echo("PROBES")
+    for n, d in probes.items():
+        typer.echo(f"  {n:<11} {','.join(d['kinds']):<21} {d['summary']}")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("probe")(probe)
+    app.command("probes")(list_probes)

@@ -1,0 +1,179 @@
+"""Probing metrics (numpy/scipy only). Each is documented with its source in docs/metrics.md.
+
+Conventions: a sentence of ``n`` words has predicted distances ``(n, n)`` (symmetric, 0 diagonal),
+gold distances ``(n, n)`` (integers), gold ``heads`` ``(n,)`` (1-based, 0 = root), predicted and gold
+depths ``(n,)`` and a boolean ``punct`` mask ``(n,)``. Corpus metrics take lists of those.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.sparse.csgraph import minimum_spanning_tree
+from scipy.stats import rankdata
+
+__all__ = [
+    "mst_edges",
+    "gold_edges",
+    "uuas",
+    "dspr",
+    "nspr",
+    "root_accuracy_from_depths",
+    "sdr",
+    "accuracy",
+    "words_right_per_sentence",
+    "spearman",
+    "row_spearman",
+]
+
+Edge = tuple[int, int]
+
+
+def mst_edges(dist: np.ndarray, keep: np.ndarray | None = None) -> set[Edge]:
+    """Undirected edges ``(i, j)``, ``i < j``, of the minimum spanning tree of ``dist`` (n, n).
+
+    ``keep`` (n,) bool restricts the tree to those words (indices stay those of the full
+    sentence). Ties are broken deterministically by scipy. Negative distances are clipped to 0.
+    """
+    n = dist.shape[0]
+    idx = np.arange(n) if keep is None else np.flatnonzero(keep)
+    if idx.size < 2:
+        return set()
+    sub = np.maximum(np.asarray(dist, dtype=np.float64)[np.ix_(idx, idx)], 0.0)
+    # scipy treats 0 as "no edge": shift every edge by a constant (the MST does not change)
+    graph = np.triu(sub + 1.0, k=1)
+    tree = minimum_spanning_tree(graph).tocoo()
+    return {(int(min(idx[a], idx[b])), int(max(idx[a], idx[b]))) for a, b in zip(tree.row, tree.col, strict=True)}
+
+
+def gold_edges(heads: Sequence[int], gold_dist: np.ndarray | None = None,
+               keep: np.ndarray | None = None) -> set[Edge]:
+    """Gold undirected edges; with ``keep``, the MST of gold distances over the kept words.
+
+    Without ``keep`` these are the tree's edges. With it (punctuation left out) they are, as in
+    Hewitt & Manning's reporter, the minimum spanning tree of the gold distance matrix restricted
+    to the kept words, which equals the tree's edges among kept words when the removed words
+    are leaves.
+    """
+    if keep is None or bool(np.all(keep)):
+        return {(min(i, h - 1), max(i, h - 1)) for i, h in enumerate(heads) if h > 0}
+    if gold_dist is None:
+        from synrob.perturb.tree import distances
+
+        gold_dist = np.asarray(distances(list(heads)), dtype=np.float64)
+    return mst_edges(gold_dist, keep)
+
+
+def uuas(pred_dists: Sequence[np.ndarray], heads: Sequence[Sequence[int]],
+         punct: Sequence[np.ndarray] | None = None,
+         gold_dists: Sequence[np.ndarray] | None = None) -> float:
+    """Undirected unlabelled attachment score over a corpus: correct edges / gold edges.
+
+    With ``punct`` (one bool mask per sentence), punctuation words are removed from both the
+    predicted and the gold tree first (Hewitt & Manning 2019). Returns NaN for no gold edge.
+    """
+    correct = total = 0
+    for k, (pd, hd) in enumerate(zip(pred_dists, heads, strict=True)):
+        keep = None if punct is None else ~np.asarray(punct[k], dtype=bool)
+        gd = None if gold_dists is None else gold_dists[k]
+        gold = gold_edges(hd, gd, keep)
+        pred = mst_edges(pd, keep)
+        correct += len(gold & pred)
+        total += len(gold)
+    return correct / total if total else float("nan")
+
+
+def row_spearman(pred: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Spearman correlation of each row of ``pred`` (m, n) with the same row of ``gold``. (m,)
+
+    Ranks are averaged over ties (as :func:`scipy.stats.spearmanr`); a constant row gives NaN.
+    """
+    rp = rankdata(pred, axis=1)
+    rg = rankdata(gold, axis=1)
+    rp -= rp.mean(axis=1, keepdims=True)
+    rg -= rg.mean(axis=1, keepdims=True)
+    num = (rp * rg).sum(axis=1)
+    den = np.sqrt((rp * rp).sum(axis=1) * (rg * rg).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def spearman(pred: Sequence[float], gold: Sequence[float]) -> float:
+    """Spearman correlation of two vectors (NaN when either is constant)."""
+    return float(row_spearman(np.asarray(pred, float)[None, :], np.asarray(gold, float)[None, :])[0])
+
+
+def _length_averaged(per_sentence: Sequence[tuple[int, float]], lo: int, hi: int) -> float:
+    by_len: dict[int, list[float]] = defaultdict(list)
+    for n, value in per_sentence:
+        if lo <= n <= hi and not np.isnan(value):
+            by_len[n].append(value)
+    if not by_len:
+        return float("nan")
+    return float(np.mean([np.mean(v) for v in by_len.values()]))
+
+
+def dspr(pred_dists: Sequence[np.ndarray], gold_dists: Sequence[np.ndarray],
+         lo: int = 5, hi: int = 50) -> float:
+    """Distance Spearman (Hewitt & Manning 2019).
+
+    For each sentence, the Spearman correlation between predicted and gold distances of each
+    word's row, averaged over the words; averaged over sentences of each length; then averaged
+    over the lengths ``lo..hi`` that occur. NaN when no sentence has such a length.
+    """
+    per = []
+    for pd, gd in zip(pred_dists, gold_dists, strict=True):
+        n = gd.shape[0]
+        if lo <= n <= hi:
+            per.append((n, float(np.nanmean(row_spearman(np.asarray(pd, float), np.asarray(gd, float))))))
+    return _length_averaged(per, lo, hi)
+
+
+def nspr(pred_depths: Sequence[np.ndarray], gold_depths: Sequence[np.ndarray],
+         lo: int = 5, hi: int = 50) -> float:
+    """Norm Spearman (Hewitt & Manning 2019): Spearman of predicted vs gold depths per sentence,
+    averaged over sentences of each length, then over the lengths ``lo..hi``."""
+    per = [(len(g), spearman(p, g)) for p, g in zip(pred_depths, gold_depths, strict=True)
+           if lo <= len(g) <= hi]
+    return _length_averaged(per, lo, hi)
+
+
+def root_accuracy_from_depths(pred_depths: Sequence[np.ndarray], roots: Sequence[int],
+                              punct: Sequence[np.ndarray] | None = None) -> float:
+    """Share of sentences whose word of least predicted depth is the gold root.
+
+    With ``punct``, punctuation words cannot be chosen (H&M exclude them).
+    """
+    right = 0
+    for k, (pd, r) in enumerate(zip(pred_depths, roots, strict=True)):
+        d = np.asarray(pd, dtype=np.float64).copy()
+        if punct is not None and not np.all(punct[k]):
+            d[np.asarray(punct[k], dtype=bool)] = np.inf
+        right += int(int(np.argmin(d)) == int(r))
+    return right / len(roots) if len(roots) else float("nan")
+
+
+def sdr(pred_dists: Sequence[np.ndarray], gold_dists: Sequence[np.ndarray]) -> float:
+    """Syntactic distance recovery (La Malfa et al.): share of word pairs ``i < j`` over the
+    corpus whose predicted distance, rounded to the nearest integer, equals the gold distance."""
+    right = total = 0
+    for pd, gd in zip(pred_dists, gold_dists, strict=True):
+        iu = np.triu_indices(gd.shape[0], k=1)
+        right += int(np.sum(np.rint(np.asarray(pd)[iu]) == np.asarray(gd)[iu]))
+        total += iu[0].size
+    return right / total if total else float("nan")
+
+
+def accuracy(pred: Sequence[int] | np.ndarray, gold: Sequence[int] | np.ndarray) -> float:
+    """Share of equal items (flat sequences)."""
+    p, g = np.asarray(pred), np.asarray(gold)
+    return float(np.mean(p == g)) if g.size else float("nan")
+
+
+def words_right_per_sentence(pred: Sequence[np.ndarray], gold: Sequence[np.ndarray]) -> float:
+    """Mean number of correctly labelled words per sentence."""
+    if not gold:
+        return float("nan")
+    return float(np.mean([np.sum(np.asarray(p) == np.asarray(g)) for p, g in zip(pred, gold, strict=True)]))

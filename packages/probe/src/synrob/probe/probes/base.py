@@ -1,0 +1,136 @@
+"""The probe interface, the training parameters every probe shares, saving and loading.
+
+A probe component builds a small ``torch.nn.Module`` for a task kind, gives its training loss on
+a padded batch and turns module outputs into per-sentence predictions. Training itself is
+:func:`synrob.probe.training.fit`. A trained probe is stored as ``probe.safetensors`` (weights)
+plus ``probe.json`` (probe and task names, parameters, label set, encoder, layer, dims) - never
+pickle - and :func:`load_probe` rebuilds it to evaluate other files without retraining.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from synrob.perturb.errors import ResourceError, SynrobError
+from synrob.perturb.params import Param, describe_params, parse_params
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..tasks.base import Task
+    from ..training import Batch
+
+__all__ = ["Probe", "TRAIN_PARAMS", "SavedProbe", "save_probe", "load_probe"]
+
+#: Parameters of the training regimen, accepted by every probe (``-p lr=0.002``).
+TRAIN_PARAMS: tuple[Param, ...] = (
+    Param("lr", float, 0.001, "Adam learning rate"),
+    Param("batch_size", int, 32, "sentences per batch (batches group similar lengths)"),
+    Param("epochs", int, 40, "maximum number of epochs"),
+    Param("patience", int, 2, "epochs without dev-loss improvement before stopping"),
+    Param("lr_decay", float, 0.1, "learning-rate factor applied when the dev loss plateaus"),
+    Param("weight_decay", float, 0.0, "Adam weight decay"),
+)
+
+
+class Probe(ABC):
+    """Base class: subclasses set ``name``, ``kinds`` and implement build/loss/predict."""
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1.0"
+    summary: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = TRAIN_PARAMS
+    #: task kinds this probe can learn (see :data:`synrob.probe.tasks.base.KINDS`)
+    kinds: ClassVar[frozenset[str]] = frozenset()
+    #: defaults of the training parameters that differ for this probe
+    train_defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        given = {**self.train_defaults, **params}
+        self.options: dict[str, Any] = parse_params(self.params, given, f"probe {self.name!r}")
+
+    def check_kind(self, kind: str, task_name: str) -> None:
+        if kind not in self.kinds:
+            ok = ", ".join(sorted(self.kinds))
+            raise SynrobError(f"probe {self.name!r} cannot learn task {task_name!r} "
+                              f"(a {kind} task); it learns: {ok}")
+
+    @abstractmethod
+    def build(self, dim: int, n_classes: int, kind: str) -> torch.nn.Module:
+        """A fresh module for vectors of size ``dim`` (weights from torch's global seed)."""
+
+    @abstractmethod
+    def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Scalar training loss of a batch; ``x`` is (b, L, dim), or (b, dim) for sentences."""
+
+    @abstractmethod
+    def predict(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> list[np.ndarray]:
+        """One prediction per sentence of the batch, unpadded."""
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        return {"kinds": sorted(cls.kinds), "version": cls.version, "summary": cls.summary,
+                "paper": cls.paper, "params": describe_params(cls.params)}
+
+
+@dataclass
+class SavedProbe:
+    """A loaded probe: the component, its trained module, its task and the stored metadata."""
+
+    probe: Probe
+    module: torch.nn.Module
+    task: Task
+    meta: dict[str, Any]
+
+
+def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, task: Task,
+               meta: dict[str, Any]) -> Path:
+    """Write ``probe.safetensors`` and ``probe.json`` into ``directory``; returns it."""
+    from safetensors.torch import save_file
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().to("cpu").contiguous() for k, v in module.state_dict().items()}
+    save_file(tensors, str(d / "probe.safetensors"))
+    config = {
+        "format": "synrob-probe/1",
+        "probe": probe.name,
+        "probe_version": probe.version,
+        "probe_params": probe.options,
+        "task": task.name,
+        "task_params": task.options,
+        "task_state": task.state(),
+        **meta,
+    }
+    (d / "probe.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n",
+                                  encoding="utf-8")
+    return d
+
+
+def load_probe(directory: str | Path, device: str = "cpu") -> SavedProbe:
+    """Rebuild a probe saved by :func:`save_probe` (looked up by name in the registry)."""
+    from safetensors.torch import load_file
+    from synrob.perturb.plugins import get_registry
+
+    d = Path(directory)
+    cfg_path, weights = d / "probe.json", d / "probe.safetensors"
+    if not cfg_path.is_file() or not weights.is_file():
+        raise ResourceError(f"{d}: not a saved probe (expected probe.json and probe.safetensors)")
+    try:
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ResourceError(f"{cfg_path}: invalid JSON ({exc})") from None
+    reg = get_registry()
+    task = reg.get("task", cfg["task"])(**cfg["task_params"])
+    task.load_state(cfg.get("task_state", {}))
+    probe = reg.get("probe", cfg["probe"])(**cfg["probe_params"])
+    module = probe.build(int(cfg["dim"]), task.n_classes, task.kind)
+    module.load_state_dict(load_file(str(weights), device="cpu"))
+    module.to(device).eval()
+    return SavedProbe(probe, module, task, cfg)

@@ -1,0 +1,114 @@
+"""Classifier probes for ``tag`` (per word), ``select`` (a score per word, softmax over the
+sentence) and ``sentence`` (pooled vector) tasks: linear, MLP, and the 3-layer fully connected
+probe of La Malfa et al. with linear or ReLU activations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from synrob.perturb.params import Param
+
+from .base import TRAIN_PARAMS, Probe
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..training import Batch
+
+__all__ = ["ClassifierProbe", "LinearProbe", "MLPProbe", "FC3Probe"]
+
+
+class ClassifierProbe(Probe):
+    """Shared loss and decoding; subclasses build the layers (:meth:`layers`)."""
+
+    kinds = frozenset({"tag", "select", "sentence"})
+
+    def layers(self, dim: int, out: int) -> list[torch.nn.Module]:
+        raise NotImplementedError
+
+    def build(self, dim: int, n_classes: int, kind: str) -> torch.nn.Module:
+        import torch
+
+        out = 1 if kind == "select" else n_classes
+        module = torch.nn.Sequential(*self.layers(dim, out))
+        module.kind = kind  # type: ignore[assignment]
+        return module
+
+    def _scores(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """tag: (b, L, C) logits; select: (b, L) scores, padding -inf; sentence: (b, C)."""
+        s = module(x)
+        if module.kind == "select":
+            assert batch.mask is not None
+            s = s.squeeze(-1).masked_fill(~batch.mask, float("-inf"))
+        return s
+
+    def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
+        import torch.nn.functional as F
+
+        assert batch.y is not None
+        s = self._scores(module, x, batch)
+        if module.kind == "tag":
+            return F.cross_entropy(s.reshape(-1, s.shape[-1]), batch.y.reshape(-1),
+                                   ignore_index=-100)
+        if module.kind == "sentence":
+            return F.cross_entropy(s, batch.y, ignore_index=-1)
+        return F.cross_entropy(s, batch.y)
+
+    def predict(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> list[np.ndarray]:
+        s = self._scores(module, x, batch)
+        best = s.argmax(-1).cpu().numpy()
+        if module.kind == "tag":
+            return [best[r, :n].copy() for r, n in enumerate(batch.lengths.tolist())]
+        return [np.array(v, dtype=np.int64) for v in best]
+
+
+class LinearProbe(ClassifierProbe):
+    name = "linear"
+    summary = "linear classifier (softmax regression)"
+    paper = "Alain & Bengio 2017; Belinkov et al. 2017"
+    train_defaults = {"lr": 0.003, "batch_size": 32}
+
+    def layers(self, dim: int, out: int) -> list[torch.nn.Module]:
+        import torch
+
+        return [torch.nn.Linear(dim, out)]
+
+
+class MLPProbe(ClassifierProbe):
+    name = "mlp"
+    summary = "one hidden ReLU layer, then a linear classifier"
+    paper = "Hewitt & Liang 2019, Designing and Interpreting Probes with Control Tasks"
+    params = (*TRAIN_PARAMS, Param("hidden", int, 256, "hidden layer size"),
+              Param("dropout", float, 0.1, "dropout after the hidden layer"))
+    train_defaults = {"lr": 0.001, "batch_size": 32}
+
+    def layers(self, dim: int, out: int) -> list[torch.nn.Module]:
+        import torch
+
+        h = self.options["hidden"]
+        return [torch.nn.Linear(dim, h), torch.nn.ReLU(), torch.nn.Dropout(self.options["dropout"]),
+                torch.nn.Linear(h, out)]
+
+
+class FC3Probe(ClassifierProbe):
+    name = "fc3"
+    summary = "La Malfa et al.'s 3-layer fully connected probe, linear or ReLU activations"
+    paper = "La Malfa et al. 2024, Emergent Linguistic Structures in Neural Networks are Fragile"
+    params = (*TRAIN_PARAMS, Param("hidden", int, 256, "size of both hidden layers"),
+              Param("activation", str, "relu", "activation between layers", ("relu", "linear")))
+    train_defaults = {"lr": 0.001, "batch_size": 32}
+
+    def layers(self, dim: int, out: int) -> list[torch.nn.Module]:
+        import torch
+
+        h = self.options["hidden"]
+
+        def act() -> torch.nn.Module:
+            return torch.nn.ReLU() if self.options["activation"] == "relu" else torch.nn.Identity()
+
+        return [torch.nn.Linear(dim, h), act(), torch.nn.Linear(h, h), act(),
+                torch.nn.Linear(h, out)]
+
+
+PROBES = (LinearProbe, MLPProbe, FC3Probe)

@@ -1,0 +1,161 @@
+"""Gold annotations of a CoNLL-U file and the probing-task interface.
+
+A :class:`GoldCorpus` holds, for every sentence of a file, the syntactic words' forms, tags and
+heads (read once with :func:`synrob.perturb.corpus.read_conllu`). A :class:`Task` turns it into
+per-sentence targets for a probe, and scores predictions of its kind:
+
+============  =====================================  ==================================
+kind          target per sentence of n words         prediction per sentence
+============  =====================================  ==================================
+distance      gold tree distances, float32 (n, n)    predicted distances (n, n)
+depth         gold depths, float32 (n,)              predicted depths (n,)
+tag           class id per word, int64 (n,)          class id per word (n,)
+select        position of one word, int64 ()         chosen position ()
+sentence      class id of the sentence, int64 ()     class id ()
+============  =====================================  ==================================
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from synrob.perturb.corpus import read_conllu
+from synrob.perturb.params import Param, describe_params, parse_params
+
+__all__ = ["GoldCorpus", "Task", "load_gold", "KINDS"]
+
+KINDS = ("distance", "depth", "tag", "select", "sentence")
+
+
+@dataclass
+class GoldCorpus:
+    """Gold syntax of one CoNLL-U file, one entry per sentence (syntactic words only)."""
+
+    path: str
+    sent_ids: list[str] = field(default_factory=list)
+    forms: list[list[str]] = field(default_factory=list)
+    upos: list[list[str]] = field(default_factory=list)
+    xpos: list[list[str]] = field(default_factory=list)
+    heads: list[np.ndarray] = field(default_factory=list)  # (n,) int64, 1-based, 0 = root
+
+    def __len__(self) -> int:
+        return len(self.heads)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Words per sentence. Shape: (n_sentences,)."""
+        return np.fromiter((h.size for h in self.heads), dtype=np.int64, count=len(self.heads))
+
+    def punct(self, i: int) -> np.ndarray:
+        """Punctuation mask of sentence ``i`` (UPOS ``PUNCT``). Shape: (n,) bool."""
+        return np.array([u == "PUNCT" for u in self.upos[i]], dtype=bool)
+
+    def distances(self, i: int) -> np.ndarray:
+        """Gold undirected tree distances of sentence ``i``. Shape: (n, n) float32."""
+        from synrob.perturb.tree import distances
+
+        return np.asarray(distances(self.heads[i].tolist()), dtype=np.float32)
+
+    def depths(self, i: int) -> np.ndarray:
+        """Gold depths of sentence ``i`` (root 0). Shape: (n,) float32."""
+        from synrob.perturb.tree import depths
+
+        return np.asarray(depths(self.heads[i].tolist()), dtype=np.float32)
+
+    def root(self, i: int) -> int:
+        return int(np.flatnonzero(self.heads[i] == 0)[0])
+
+    def max_depth(self, i: int) -> int:
+        return int(self.depths(i).max())
+
+    def head_lists(self) -> list[list[int]]:
+        return [h.tolist() for h in self.heads]
+
+    def subset(self, n: int) -> GoldCorpus:
+        """The first ``n`` sentences."""
+        return GoldCorpus(self.path, self.sent_ids[:n], self.forms[:n], self.upos[:n],
+                          self.xpos[:n], self.heads[:n])
+
+
+def load_gold(path: str | os.PathLike[str], limit: int | None = None) -> GoldCorpus:
+    """Read the gold syntax of a CoNLL-U file (at most ``limit`` sentences)."""
+    gold = GoldCorpus(str(path))
+    for k, s in enumerate(read_conllu(path)):
+        if limit is not None and k >= limit:
+            break
+        words = s.words()
+        gold.sent_ids.append(s.sent_id or f"{k + 1}")
+        gold.forms.append([w.form for w in words])
+        gold.upos.append([w.upos for w in words])
+        gold.xpos.append([w.xpos for w in words])
+        gold.heads.append(np.fromiter((w.head for w in words), dtype=np.int64, count=len(words)))
+    return gold
+
+
+class Task(ABC):
+    """A probing task: gold targets from a :class:`GoldCorpus`, and its metrics.
+
+    Subclasses set ``name``, ``kind`` (one of :data:`KINDS`), ``default_probe`` and implement
+    :meth:`targets` and :meth:`evaluate`. Classification tasks learn their label set with
+    :meth:`fit` on the training corpus; :meth:`state` / :meth:`load_state` save it with a probe.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1.0"
+    summary: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    kind: ClassVar[str]
+    default_probe: ClassVar[str]
+    #: metric used to choose the best layer / report first (higher is better)
+    primary_metric: ClassVar[str]
+
+    def __init__(self, **params: Any) -> None:
+        self.options: dict[str, Any] = parse_params(self.params, params, f"task {self.name!r}")
+        self.labels: list[str] = []
+
+    # ------------------------------------------------------------------ labels
+    def fit(self, train: GoldCorpus) -> None:  # noqa: B027 - optional hook
+        """Learn what depends on the training data (label sets); structural tasks need nothing."""
+
+    @property
+    def n_classes(self) -> int:
+        """Output size of a classifier for this task (1 for select, 0 for regression kinds)."""
+        return len(self.labels) if self.kind in ("tag", "sentence") else int(self.kind == "select")
+
+    def state(self) -> dict[str, Any]:
+        return {"labels": list(self.labels)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.labels = list(state.get("labels", []))
+
+    # ------------------------------------------------------------------ targets and scores
+    @abstractmethod
+    def targets(self, gold: GoldCorpus) -> list[np.ndarray]:
+        """One target per sentence (see the module table for shapes)."""
+
+    @abstractmethod
+    def evaluate(self, gold: GoldCorpus, predictions: list[np.ndarray]) -> dict[str, float]:
+        """Metric name -> value over the corpus."""
+
+    def record(self, prediction: np.ndarray) -> dict[str, Any]:
+        """The prediction part of a ``--predictions`` JSON line."""
+        if self.kind == "distance":
+            return {"pred_distances": np.round(np.asarray(prediction, dtype=np.float64), 4).tolist()}
+        if self.kind == "depth":
+            return {"pred_depths": np.round(np.asarray(prediction, dtype=np.float64), 4).tolist()}
+        value = np.asarray(prediction)
+        if self.kind == "select":
+            return {"pred_labels": int(value)}
+        names = [self.labels[int(c)] for c in np.atleast_1d(value)]
+        return {"pred_labels": names if self.kind == "tag" else names[0]}
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        return {"kind": cls.kind, "version": cls.version, "summary": cls.summary,
+                "paper": cls.paper, "default_probe": cls.default_probe,
+                "params": describe_params(cls.params)}

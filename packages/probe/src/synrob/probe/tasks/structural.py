@@ -1,0 +1,73 @@
+"""Tree-structure tasks: ``distance``, ``parse`` and ``depth`` (Hewitt & Manning 2019)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from .. import metrics
+from .base import GoldCorpus, Task
+
+HM_PAPER = "Hewitt & Manning 2019, A Structural Probe for Finding Syntax in Word Representations"
+
+
+class DistanceTask(Task):
+    """Undirected tree distance of every word pair."""
+
+    name = "distance"
+    kind = "distance"
+    summary = "tree distance of every word pair (UUAS, DSpr, SDR)"
+    paper = HM_PAPER
+    default_probe = "structural"
+    primary_metric = "uuas"
+
+    def targets(self, gold: GoldCorpus) -> list[np.ndarray]:
+        return [gold.distances(i) for i in range(len(gold))]
+
+    def evaluate(self, gold: GoldCorpus, predictions: list[np.ndarray]) -> dict[str, float]:
+        gd = self.targets(gold)
+        heads = gold.head_lists()
+        punct = [gold.punct(i) for i in range(len(gold))]
+        return {
+            "uuas": metrics.uuas(predictions, heads, punct, gd),
+            "uuas_punct": metrics.uuas(predictions, heads),
+            "dspr": metrics.dspr(predictions, gd),
+            "sdr": metrics.sdr(predictions, gd),
+            "sentences": float(len(gold)),
+        }
+
+
+class ParseTask(DistanceTask):
+    """The undirected tree itself, recovered as the MST of predicted distances."""
+
+    name = "parse"
+    summary = "the undirected tree as the MST of predicted distances (perceptron probe)"
+    paper = "Hall Maudslay et al. 2020, A Tale of a Probe and a Parser"
+    default_probe = "perceptron"
+
+
+class DepthTask(Task):
+    """Depth of every word in the tree (root 0)."""
+
+    name = "depth"
+    kind = "depth"
+    summary = "depth of every word (NSpr, root accuracy)"
+    paper = HM_PAPER
+    default_probe = "structural"
+    primary_metric: ClassVar[str] = "nspr"
+
+    def targets(self, gold: GoldCorpus) -> list[np.ndarray]:
+        return [gold.depths(i) for i in range(len(gold))]
+
+    def evaluate(self, gold: GoldCorpus, predictions: list[np.ndarray]) -> dict[str, float]:
+        punct = [gold.punct(i) for i in range(len(gold))]
+        roots = [gold.root(i) for i in range(len(gold))]
+        return {
+            "nspr": metrics.nspr(predictions, self.targets(gold)),
+            "root_acc": metrics.root_accuracy_from_depths(predictions, roots, punct),
+            "sentences": float(len(gold)),
+        }
+
+
+TASKS = (DistanceTask, ParseTask, DepthTask)

@@ -1,0 +1,93 @@
+"""Probing tasks: gold targets from real EWT sentences, and perfect predictions score perfectly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synrob.perturb.corpus import read_conllu
+from synrob.perturb.errors import ParameterError
+from synrob.probe.tasks import (
+    DepthTask,
+    DistanceTask,
+    ParseTask,
+    PosTask,
+    RootTask,
+    TreeDepthTask,
+    load_gold,
+)
+
+
+@pytest.fixture(scope="module")
+def dev(ewt_dev):
+    return load_gold(ewt_dev, limit=120)
+
+
+def test_gold_corpus_matches_the_sentences(ewt_dev, dev):
+    sents = [s for _, s in zip(range(120), read_conllu(ewt_dev), strict=False)]
+    assert len(dev) == 120
+    for i, s in enumerate(sents):
+        assert dev.sent_ids[i] == s.sent_id
+        assert dev.heads[i].tolist() == s.heads
+        assert dev.distances(i).tolist() == s.distances()
+        assert dev.depths(i).tolist() == s.depths()
+        assert dev.root(i) == s.root()
+        assert dev.max_depth(i) == s.max_depth()
+    # EWT has multiword tokens: gold uses syntactic words only
+    assert any(s.ranges() for s in sents)
+    assert dev.lengths.tolist() == [len(s) for s in sents]
+
+
+def test_structural_targets_and_perfect_scores(dev):
+    dist = DistanceTask()
+    targets = dist.targets(dev)
+    assert all(t.shape == (n, n) and np.allclose(t, t.T) for t, n in zip(targets, dev.lengths, strict=True))
+    scores = dist.evaluate(dev, targets)
+    assert scores["uuas"] == scores["uuas_punct"] == 1.0
+    assert scores["dspr"] == pytest.approx(1.0) and scores["sdr"] == 1.0
+    assert ParseTask().evaluate(dev, targets)["uuas"] == 1.0
+    depth = DepthTask()
+    d = depth.targets(dev)
+    assert [int(np.argmin(x)) for x in d] == [dev.root(i) for i in range(len(dev))]
+    s = depth.evaluate(dev, d)
+    assert s["root_acc"] == 1.0 and s["nspr"] == pytest.approx(1.0)
+    rec = dist.record(targets[0])
+    assert np.array(rec["pred_distances"]).shape == targets[0].shape
+    assert len(depth.record(d[0])["pred_depths"]) == dev.lengths[0]
+
+
+def test_pos_task_upos_and_xpos(ewt_train, dev):
+    train = load_gold(ewt_train, limit=300)
+    up, xp = PosTask(), PosTask(tagset="xpos")
+    up.fit(train)
+    xp.fit(train)
+    assert "NOUN" in up.labels and "NN" in xp.labels and "NOUN" not in xp.labels
+    assert len(up.labels) <= 17 < len(xp.labels)
+    t = up.targets(dev)
+    assert [up.labels[k] for k in t[0]] == dev.upos[0]
+    assert up.evaluate(dev, t)["acc"] == 1.0
+    assert up.evaluate(dev, t)["words_right"] == pytest.approx(float(dev.lengths.mean()))
+    assert up.record(t[0])["pred_labels"] == dev.upos[0]
+    with pytest.raises(ParameterError):
+        PosTask(tagset="feats")
+
+
+def test_root_and_tree_depth_tasks(ewt_train, dev):
+    train = load_gold(ewt_train, limit=300)
+    root = RootTask()
+    assert root.n_classes == 1
+    t = root.targets(dev)
+    assert [int(x) for x in t] == [dev.root(i) for i in range(len(dev))]
+    assert root.evaluate(dev, t)["root_acc"] == 1.0
+    td = TreeDepthTask()
+    td.fit(train)
+    assert td.labels == sorted(td.labels, key=int)
+    tt = td.targets(dev)
+    known = [i for i, x in enumerate(tt) if int(x) >= 0]
+    assert len(known) >= 115
+    s = td.evaluate(dev.subset(len(dev)), [np.array(max(int(x), 0)) for x in tt])
+    assert s["acc"] >= len(known) / len(dev) - 1e-9
+    # a constant prediction: accuracy = share of that depth, Spearman undefined
+    const = td.evaluate(dev, [np.array(0)] * len(dev))
+    depth0 = int(td.labels[0])
+    assert const["acc"] == pytest.approx(np.mean([dev.max_depth(i) == depth0 for i in range(len(dev))]))
+    assert np.isnan(const["spearman"])
