@@ -1,9 +1,122 @@
-"""``synrob encode``: (being written)."""
+"""``synrob encode``, ``synrob encoders`` and ``synrob cache list|clear``."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+cache_app = typer.Typer(help="Inspect and clear the representation cache.", no_args_is_help=True)
+
+
+def encode(
+    inputs: Annotated[list[str], typer.Argument(help="CoNLL-U files (or sample:/ud: specs).")],
+    encoder: Annotated[str, typer.Option("--encoder", "-e",
+                                         help="Alias, registered encoder, model path or HF name.")],
+    layers: Annotated[str, typer.Option(help="Comma-separated layer indices (negative from "
+                                        "the end) or 'all'.")] = "all",
+    pooling: Annotated[str, typer.Option(help="Subword pooling: mean, first or last.")] = "mean",
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:1 ...")] = "auto",
+    dtype: Annotated[str, typer.Option(help="Storage dtype: float16 or float32.")] = "float16",
+    param: Annotated[list[str] | None, typer.Option("--param", "-p",
+                                                    help="Encoder parameter key=value.")] = None,
+) -> None:
+    """Encode every syntactic word into the cache; print one JSON object per input."""
+    import time
+
+    from synrob.perturb.data import resolve_input
+    from synrob.perturb.params import parse_assignments
+    from synrob.probe.representations import encode_corpus
+
+    from ..output import emit_json, info
+
+    params = parse_assignments(param or [])
+    for spec in inputs:
+        for path in resolve_input(spec):
+            t0 = time.perf_counter()
+
+            info(f"synrob: encoding {path} with {encoder}")
+            rs = encode_corpus(encoder, path, layers=layers, pooling=pooling, device=device,
+                               dtype=dtype, params=params)
+            emit_json({
+                "encoder": encoder,
+                "layers": rs.layers,
+                "sentences": rs.n_sentences,
+                "words": rs.n_words,
+                "dim": rs.dim,
+                "oov_rate": round(rs.oov_rate, 6),
+                "cache_path": str(rs.cache_path),
+                "seconds": round(time.perf_counter() - t0, 3),
+            })
+
+
+def encoders(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per encoder.")] = False,
+) -> None:
+    """List registered encoders and offline aliases."""
+    from synrob.perturb.plugins import get_registry
+    from synrob.probe.encoders.aliases import ALIASES, alias_path
+
+    from ..output import emit_json
+
+    reg = get_registry()
+    for comp in reg.components("encoder"):
+        row = {"name": comp.name, "kind": "encoder", "version": comp.version,
+               "distribution": comp.distribution, "summary": getattr(comp.cls, "summary", "")}
+        if as_json:
+            emit_json(row)
+        else:
+            typer.echo(f"{comp.name}\t{comp.version}\t{comp.distribution}\t{row['summary']}")
+    for alias in ALIASES.values():
+        try:
+            alias_path(alias)
+            state = "installed"
+        except Exception:  # noqa: BLE001 - report, do not fail the listing
+            state = f"missing: {alias.install}"
+        row = {"name": alias.name, "kind": "alias", "encoder": alias.encoder,
+               "summary": alias.summary, "state": state}
+        if as_json:
+            emit_json(row)
+        else:
+            typer.echo(f"{alias.name}\talias->{alias.encoder}\t{state}\t{alias.summary}")
+
+
+@cache_app.command("list")
+def cache_list(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per entry.")] = False,
+) -> None:
+    """List cache entries (complete and partial)."""
+    from synrob.probe.cache import cache_root, list_entries
+
+    from ..output import emit_json, info
+
+    entries = list_entries()
+    if not entries:
+        info(f"synrob: cache is empty ({cache_root()})")
+    for e in entries:
+        if as_json:
+            emit_json(e)
+        else:
+            layers = ",".join(map(str, e.get("layers") or []))
+            typer.echo(f"{e['key']}\t{e['state']}\t{e['encoder']}\tlayers={layers}\t"
+                       f"words={e.get('words')}\t{e['bytes'] / 1e6:.1f}MB\t{e['corpus']}")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    encoder: Annotated[str | None, typer.Option(help="Only entries of this encoder "
+                                                "(spec, encoder name or model path).")] = None,
+) -> None:
+    """Delete cache entries (all, or one encoder's)."""
+    from synrob.probe.cache import clear
+
+    from ..output import info
+
+    n = clear(encoder)
+    info(f"synrob: removed {n} cache entr{'y' if n == 1 else 'ies'}")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("encode")(encode)
+    app.command("encoders")(encoders)
+    app.add_typer(cache_app, name="cache")

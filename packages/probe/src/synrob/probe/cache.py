@@ -1,0 +1,297 @@
+"""The representation cache: encoder outputs written once, memory-mapped on reuse.
+
+Layout under ``<synrob cache>/representations/``::
+
+    <key>/index.json        meta (encoder identity, layers, pooling, corpus hash, dtype, ...)
+    <key>/offsets.npy       (n_sentences + 1,) int64 word offsets
+    <key>/layer_<L>.npy     (n_words, dim) float16|float32, one per layer
+    <key>/first_<L>.npy     (n_sentences, dim) first-token state per sentence (transformers)
+    <key>/last_<L>.npy      (n_sentences, dim) last-token state per sentence (transformers)
+    <key>.partial/          an entry being written (+ progress.json): resumed by the next run
+    <key>.lock              held while writing
+
+The key hashes the encoder identity, layer set, pooling, storage dtype and the SHA-256 of the
+corpus file. An entry becomes visible only by ``os.replace`` of the finished ``.partial``
+directory, so a reader never sees a half-written entry. Chunks are written with ``os.pwrite``
+into preallocated ``.npy`` files (page cache, not process memory) and recorded in
+``progress.json`` after an ``fsync`` every few chunks, so an interrupted run resumes after the
+last recorded chunk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from synrob.perturb.data import cache_dir
+from synrob.perturb.errors import SynrobError
+
+from .encoders.base import EncodedBatch
+
+__all__ = [
+    "CACHE_FORMAT",
+    "cache_root",
+    "corpus_hash",
+    "entry_key",
+    "lookup",
+    "EntryWriter",
+    "list_entries",
+    "clear",
+]
+
+CACHE_FORMAT = 1
+STORAGE_DTYPES = ("float16", "float32")
+
+
+def cache_root() -> Path:
+    """``<synrob cache>/representations`` (``$SYNROB_CACHE`` overrides the cache root)."""
+    return cache_dir() / "representations"
+
+
+def corpus_hash(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of the corpus file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def entry_key(key_meta: Mapping[str, Any]) -> str:
+    """Directory name of an entry: hash of its canonical JSON key."""
+    blob = json.dumps(key_meta, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def lookup(key: str, root: Path | None = None) -> Path | None:
+    """The finished entry directory of ``key``, or None."""
+    d = (root or cache_root()) / key
+    return d if (d / "index.json").is_file() else None
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _create_npy(path: Path, shape: tuple[int, ...], dtype: str) -> None:
+    """A preallocated (sparse) ``.npy`` file of ``shape``."""
+    arr = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype), shape=shape)
+    del arr
+
+
+def _data_offset(path: Path) -> int:
+    arr = np.load(path, mmap_mode="r")
+    try:
+        return int(arr.offset)
+    finally:
+        del arr
+
+
+class EntryWriter:
+    """Writes one cache entry chunk by chunk; resumable; published atomically.
+
+    Use as a context manager: ``with EntryWriter(...) as w: w.write(...)...; w.finish(meta)``.
+    ``key_meta`` must equal the one the key was made from; a ``.partial`` directory left by
+    an interrupted run with the same key meta and chunking is resumed.
+    """
+
+    FLUSH_EVERY = 4  # chunks between fsync + progress record
+
+    def __init__(self, key: str, key_meta: Mapping[str, Any], *, layers: list[int],
+                 offsets: np.ndarray, dim: int, dtype: str, chunking: list[int],
+                 sentence_states: bool, info: Mapping[str, Any] | None = None,
+                 root: Path | None = None) -> None:
+        if dtype not in STORAGE_DTYPES:
+            raise SynrobError(f"cache dtype must be one of {', '.join(STORAGE_DTYPES)}")
+        self.root = root or cache_root()
+        self.key = key
+        self.final = self.root / key
+        self.partial = self.root / f"{key}.partial"
+        self.layers = layers
+        self.offsets = offsets
+        self.dim = dim
+        self.dtype = np.dtype(dtype)
+        self.progress_meta = {"key": dict(key_meta), "chunking": chunking, "dim": dim,
+                              "sentence_states": sentence_states}
+        self.sentence_states = sentence_states
+        self.info = dict(info or {})
+        self.done: dict[int, int] = {}  # chunk -> oov count
+        self._pending = 0
+        self._fds: dict[str, tuple[int, int]] = {}
+        self._lock: contextlib.AbstractContextManager[None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> EntryWriter:
+        self._lock = _locked(self.root / f"{self.key}.lock")
+        self._lock.__enter__()
+        prog = _read_json(self.partial / "progress.json")
+        if prog is not None and prog.get("meta") == json.loads(json.dumps(self.progress_meta)):
+            self.done = {int(k): int(v) for k, v in prog["done"].items()}
+        else:
+            shutil.rmtree(self.partial, ignore_errors=True)
+            self.partial.mkdir(parents=True)
+            self._allocate()
+            self._record()
+        self._open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._close()
+        finally:
+            assert self._lock is not None
+            self._lock.__exit__(None, None, None)
+
+    def _files(self) -> dict[str, tuple[int, ...]]:
+        n_words, n_sent = int(self.offsets[-1]), len(self.offsets) - 1
+        out: dict[str, tuple[int, ...]] = {}
+        for layer in self.layers:
+            out[f"layer_{layer}.npy"] = (n_words, self.dim)
+            if self.sentence_states:
+                out[f"first_{layer}.npy"] = (n_sent, self.dim)
+                out[f"last_{layer}.npy"] = (n_sent, self.dim)
+        return out
+
+    def _allocate(self) -> None:
+        np.save(self.partial / "offsets.npy", self.offsets.astype(np.int64))
+        for name, shape in self._files().items():
+            _create_npy(self.partial / name, shape, self.dtype.str)
+
+    def _open(self) -> None:
+        for name in self._files():
+            path = self.partial / name
+            self._fds[name] = (os.open(path, os.O_WRONLY), _data_offset(path))
+
+    def _close(self) -> None:
+        for fd, _ in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def _record(self) -> None:
+        _write_json(self.partial / "progress.json",
+                    {"meta": self.progress_meta, "info": self.info, "done": {str(k): v for k, v in self.done.items()}})
+
+    def flush(self) -> None:
+        """Make written chunks durable and record them as done."""
+        for fd, _ in self._fds.values():
+            os.fsync(fd)
+        self._record()
+        self._pending = 0
+
+    # ------------------------------------------------------------------ writing
+    def _pwrite(self, name: str, row: int, arr: np.ndarray) -> None:
+        fd, base = self._fds[name]
+        data = np.ascontiguousarray(arr, dtype=self.dtype)
+        os.pwrite(fd, data.data, base + row * self.dim * self.dtype.itemsize)
+
+    def write(self, chunk: int, sent_start: int, batch: EncodedBatch) -> None:
+        """Write one chunk (sentences from ``sent_start``) of ``batch`` for every layer."""
+        row = int(self.offsets[sent_start])
+        for li, layer in enumerate(self.layers):
+            self._pwrite(f"layer_{layer}.npy", row, batch.words[li])
+            if self.sentence_states and batch.first is not None and batch.last is not None:
+                self._pwrite(f"first_{layer}.npy", sent_start, batch.first[li])
+                self._pwrite(f"last_{layer}.npy", sent_start, batch.last[li])
+        self.done[chunk] = int(batch.oov)
+        self._pending += 1
+        if self._pending >= self.FLUSH_EVERY:
+            self.flush()
+
+    def finish(self, meta: Mapping[str, Any]) -> Path:
+        """Publish the entry with ``meta`` as its index; returns the entry directory."""
+        self.flush()
+        self._close()
+        index = dict(meta)
+        index["oov_words"] = int(sum(self.done.values()))
+        index["created"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        index["files"] = sorted(self._files())
+        index["sentence_states"] = self.sentence_states
+        _write_json(self.partial / "index.json", index)
+        (self.partial / "progress.json").unlink(missing_ok=True)
+        if self.final.exists():  # written meanwhile by another process without the lock
+            shutil.rmtree(self.final)
+        os.replace(self.partial, self.final)
+        return self.final
+
+
+def _entry_size(d: Path) -> int:
+    return sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+
+
+def list_entries(root: Path | None = None) -> list[dict[str, Any]]:
+    """Every finished and partial entry: key, encoder, layers, sentences, words, size, state."""
+    root = root or cache_root()
+    if not root.is_dir():
+        return []
+    out = []
+    for d in sorted(root.iterdir()):
+        if not d.is_dir():
+            continue
+        if d.name.endswith(".partial"):
+            prog = _read_json(d / "progress.json") or {}
+            info = prog.get("info", {})
+            out.append({"key": d.name[: -len(".partial")], "state": "partial",
+                        "encoder": info.get("encoder"), "layers": info.get("layers"),
+                        "corpus": info.get("corpus_name"), "bytes": _entry_size(d),
+                        "path": str(d)})
+            continue
+        index = _read_json(d / "index.json")
+        if index is None:
+            continue
+        out.append({"key": d.name, "state": "complete", "encoder": index.get("encoder"),
+                    "layers": index.get("layers"), "corpus": index.get("corpus_name"),
+                    "sentences": index.get("n_sentences"), "words": index.get("n_words"),
+                    "dtype": index.get("dtype"), "bytes": _entry_size(d), "path": str(d)})
+    return out
+
+
+def _matches(entry: Mapping[str, Any], encoder: str, root: Path) -> bool:
+    if entry.get("encoder") == encoder:
+        return True
+    d = Path(entry["path"])
+    meta = _read_json(d / "index.json") or (_read_json(d / "progress.json") or {}).get("meta", {})
+    ident = (meta.get("identity") or meta.get("key", {}).get("identity") or {})
+    model = ident.get("options", {}).get("model") or ident.get("options", {}).get("path")
+    return encoder in (ident.get("encoder"), model)
+
+
+def clear(encoder: str | None = None, root: Path | None = None) -> int:
+    """Delete entries (all, or those of ``encoder``: spec, encoder name or model); returns count."""
+    root = root or cache_root()
+    n = 0
+    for entry in list_entries(root):
+        if encoder is None or _matches(entry, encoder, root):
+            with _locked(root / f"{entry['key']}.lock"):
+                shutil.rmtree(entry["path"], ignore_errors=True)
+            (root / f"{entry['key']}.lock").unlink(missing_ok=True)
+            n += 1
+    return n

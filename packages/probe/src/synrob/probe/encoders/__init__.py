@@ -1,0 +1,19 @@
+"""Encoders: static vectors, Hugging Face transformers and control baselines.
+
+Import the concrete classes from their modules (:mod:`.static`, :mod:`.transformer`,
+:mod:`.baselines`); this package only re-exports the light interface.
+"""
+
+from __future__ import annotations
+
+from .base import EncodedBatch, Encoder, resolve_layers
+
+__all__ = ["Encoder", "EncodedBatch", "resolve_layers", "ENCODERS"]
+
+#: Built-in encoder classes as (module, class name); loaded by synrob.probe.builtins.
+ENCODERS: tuple[tuple[str, str], ...] = (
+    ("static", "StaticEncoder"),
+    ("transformer", "TransformerEncoder"),
+    ("baselines", "FastPosEncoder"),
+    ("baselines", "RandomInitEncoder"),
+)

@@ -1,0 +1,471 @@
+"""Any Hugging Face transformer as a word encoder (encoder-only, decoder-only, T5-style encoder).
+
+Pipeline for a batch of sentences (lists of syntactic words):
+
+1. The fast tokenizer splits pre-split words (``is_split_into_words=True``); ``word_ids()`` maps
+   every subword to its word. Byte-level BPE (GPT-2, RoBERTa, LLaMA-3-style) gets the prefix
+   space on every word, as ``add_prefix_space=True`` would give.
+2. A sentence longer than the window is cut, at word boundaries, into overlapping windows; each
+   word takes its vector from the window where it has the most context (``min(left, right)``
+   words of context; for causal models the earliest window, which has the most left context).
+3. Sequences are sorted by length and packed into batches under a padded-token budget; one
+   forward pass per batch with ``output_hidden_states=True`` under ``torch.inference_mode``.
+4. Subwords are pooled into words (``mean``, ``first``, ``last``) with ``index_add_`` /
+   ``index_copy_`` over the whole batch - no per-word Python loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from synrob.perturb.errors import ParameterError, ResourceError
+from synrob.perturb.params import Param
+
+from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, word_offsets
+
+__all__ = ["TransformerEncoder", "Sequence_", "Batch", "pick_device"]
+
+_PRECISIONS = ("float32", "bfloat16", "float16")
+_WEIGHT_PATTERNS = ("config.json", "*.safetensors", "*.bin", "tokenizer.json", "*.model",
+                    "vocab.txt", "vocab.json", "merges.txt")
+
+
+def pick_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when available, else ``cpu``; other values pass through."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@dataclass
+class Sequence_:
+    """One model input: a sentence or one window of it.
+
+    ``ids``: (n_tokens,) int64; ``target``: (n_tokens,) int64 row of the word each token pools
+    into (in the chunk's word order), -1 for special tokens and words owned by another window;
+    ``sent``: sentence index in the chunk; ``is_first``/``is_last``: whether this window holds
+    the sentence's first/last token; ``span``: the window's words ``[a, b)`` (None when the
+    sequence is the whole sentence).
+    """
+
+    ids: np.ndarray
+    target: np.ndarray
+    sent: int
+    is_first: bool = True
+    is_last: bool = True
+    span: tuple[int, int] | None = None
+
+
+@dataclass
+class Batch:
+    """Padded model input. ``input_ids``/``attention_mask``: (batch, max_len) int64."""
+
+    input_ids: Any
+    attention_mask: Any
+    seqs: list[Sequence_]
+
+    @property
+    def n_tokens(self) -> int:
+        return int(sum(len(s.ids) for s in self.seqs))
+
+
+class TransformerEncoder(Encoder):
+    """Hidden states of a Hugging Face model, aligned to syntactic words."""
+
+    name = "transformer"
+    summary = "Any Hugging Face model (name, directory or .gguf): all hidden states, word-pooled"
+    paper = "Hewitt & Manning 2019; Tenney et al. 2019"
+    params = (
+        Param("model", str, "", "Hugging Face model name, local directory, or .gguf file"),
+        Param("revision", str, "main", "hub revision (ignored for local paths)"),
+        Param("pooling", str, "mean", "how subwords pool into a word", ("mean", "first", "last")),
+        Param("device", str, "auto", "torch device; auto = cuda if available else cpu"),
+        Param("precision", str, "float32", "model weights/compute dtype", _PRECISIONS),
+        Param("token_budget", int, 8192, "max padded tokens per forward batch"),
+        Param("window", int, 0, "max tokens per window incl. specials (0 = model maximum)"),
+        Param("trust_remote_code", bool, False, "allow custom model code from the hub"),
+    )
+    runtime_params = frozenset({"device", "token_budget"})
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if not self.options["model"]:
+            raise ResourceError("transformer encoder: pass the model with -p model=NAME_OR_PATH")
+        if self.options["token_budget"] < 1:
+            raise ParameterError("transformer encoder: token_budget must be positive")
+        self._config: Any = None
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.device = "cpu"
+        self._prefix_space = False
+
+    # ------------------------------------------------------------------ source
+    def _source(self) -> tuple[str, dict[str, Any], bool]:
+        """(name or directory, from_pretrained kwargs, is_local)."""
+        raw = self.options["model"]
+        p = Path(raw).expanduser()
+        if p.is_file() and p.suffix == ".gguf":
+            return str(p.parent), {"gguf_file": p.name}, True
+        if p.is_dir():
+            ggufs = sorted(p.glob("*.gguf"))
+            if not (p / "config.json").is_file() and len(ggufs) == 1:
+                return str(p), {"gguf_file": ggufs[0].name}, True
+            return str(p), {}, True
+        if p.exists() or raw.startswith(("/", "./", "../", "~")) or raw.endswith(".gguf"):
+            raise ResourceError(f"model path {raw}: not a model directory or .gguf file")
+        return raw, {"revision": self.options["revision"]}, False
+
+    def _not_found(self, exc: Exception) -> ResourceError:
+        from .aliases import ALIASES
+
+        raw = self.options["model"]
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if self._source()[2]:
+            return ResourceError(f"cannot load model from {raw}: {reason}")
+        return ResourceError(
+            f"cannot load model {raw!r}: not a local path and not available from the Hugging "
+            f"Face cache or hub ({reason}); pass a model directory or .gguf file, or an offline "
+            f"alias ({', '.join(sorted(ALIASES))})"
+        )
+
+    def resource_identity(self) -> dict[str, Any]:
+        src, kw, local = self._source()
+        if not local:
+            return {"hub": src, "revision": self.options["revision"]}
+        if "gguf_file" in kw:
+            f = Path(src) / kw["gguf_file"]
+            return {"files": {f.name: file_fingerprint(f)}}
+        return {"files": tree_fingerprint(Path(src), _WEIGHT_PATTERNS)}
+
+    @property
+    def config(self) -> Any:
+        if self._config is None:
+            from transformers import AutoConfig
+
+            src, kw, local = self._source()
+            trust = self.options["trust_remote_code"]
+            try:
+                self._config = AutoConfig.from_pretrained(
+                    src, trust_remote_code=trust, local_files_only=True, **kw
+                )
+            except (OSError, ValueError) as exc:
+                if local or not _hub_reachable():
+                    raise self._not_found(exc) from None
+                try:
+                    self._config = AutoConfig.from_pretrained(src, trust_remote_code=trust, **kw)
+                except (OSError, ValueError) as exc2:
+                    raise self._not_found(exc2) from None
+        return self._config
+
+    @property
+    def num_layers(self) -> int:
+        """Hidden states of one forward pass: embeddings (0) plus one per layer."""
+        return int(self.config.num_hidden_layers) + 1
+
+    @property
+    def dim(self) -> int:
+        return int(self.config.hidden_size)
+
+    @property
+    def max_tokens(self) -> int:
+        """Window size in tokens, specials included."""
+        if self.options["window"]:
+            return int(self.options["window"])
+        limits = []
+        for attr in ("max_position_embeddings", "n_positions"):
+            v = getattr(self.config, attr, None)
+            if isinstance(v, int) and v > 0:
+                limits.append(v)
+                break
+        tl = getattr(self.tokenizer, "model_max_length", None)
+        if isinstance(tl, int) and 0 < tl < 1_000_000:
+            limits.append(tl)
+        return min(limits) if limits else 512
+
+    # ------------------------------------------------------------------ loading
+    def _load_model(self, src: str, kw: dict[str, Any], dtype: Any) -> Any:
+        from transformers import AutoModel
+
+        return AutoModel.from_pretrained(
+            src, dtype=dtype, trust_remote_code=self.options["trust_remote_code"], **kw
+        )
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        src, kw, _ = self._source()
+        config = self.config
+        self.device = pick_device(self.options["device"])
+        dtype = getattr(torch, self.options["precision"])
+        try:
+            tok = AutoTokenizer.from_pretrained(
+                src, trust_remote_code=self.options["trust_remote_code"], **kw
+            )
+            model = self._load_model(src, kw, dtype)
+        except (OSError, ValueError) as exc:
+            raise self._not_found(exc) from None
+        if not getattr(tok, "is_fast", False):
+            raise ResourceError(
+                f"model {self.options['model']!r} has no fast tokenizer (tokenizer.json); "
+                "word alignment needs word_ids()"
+            )
+        if getattr(config, "is_encoder_decoder", False):
+            model = model.get_encoder()
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tok
+        self._prefix_space = _is_byte_level(tok)
+        probe = tok([["a"]], is_split_into_words=True, add_special_tokens=True).word_ids(0)
+        self._n_prefix = next(i for i, w in enumerate(probe) if w is not None)
+        self._n_suffix = len(probe) - 1 - max(i for i, w in enumerate(probe) if w is not None)
+        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+        self.unk_id = tok.unk_token_id
+        self.causal = _is_causal(config)
+        if self.max_tokens < self._n_prefix + self._n_suffix + 2:
+            raise ParameterError(f"window {self.max_tokens} is too small for this tokenizer")
+
+    # ------------------------------------------------------------------ tokenization
+    def _tokenize(self, sents: Sequence[Sequence[str]]) -> Any:
+        if self._prefix_space:
+            sents = [[" " + w for w in s] for s in sents]
+        return self.tokenizer(
+            [list(s) for s in sents], is_split_into_words=True, add_special_tokens=True,
+        )
+
+    def sequences(self, batch: Sequence[Sequence[str]]) -> list[Sequence_]:
+        """Model inputs for ``batch``: one per sentence, or overlapping windows when too long."""
+        self.load()
+        offsets = word_offsets(batch)
+        enc = self._tokenize(batch)
+        limit = self.max_tokens
+        out: list[Sequence_] = []
+        for i in range(len(batch)):
+            ids = np.asarray(enc["input_ids"][i], dtype=np.int64)
+            wid = np.array([-1 if w is None else w for w in enc.word_ids(i)], dtype=np.int64)
+            if len(ids) <= limit:
+                target = np.where(wid >= 0, wid + offsets[i], -1)
+                out.append(Sequence_(ids, target, i))
+            else:
+                out.extend(self._windows(batch[i], wid, i, int(offsets[i])))
+        return out
+
+    def _windows(self, words: Sequence[str], wid: np.ndarray, sent: int, base: int
+                 ) -> list[Sequence_]:
+        """Overlapping word-boundary windows of one long sentence (see module docstring)."""
+        n = len(words)
+        counts = np.bincount(wid[wid >= 0], minlength=n)
+        room = max(1, self.max_tokens - self._n_prefix - self._n_suffix)
+        spans: list[tuple[int, int]] = []
+        start = 0
+        while True:
+            end, used = start, 0
+            while end < n and (used + counts[end] <= room or end == start):
+                used += int(counts[end])
+                end += 1
+            spans.append((start, end))
+            if end >= n:
+                break
+            # next window starts about half a window later, always moving forward
+            nxt, acc = start, 0
+            while nxt < end - 1 and acc < room // 2:
+                acc += int(counts[nxt])
+                nxt += 1
+            start = max(nxt, start + 1)
+        # owner window of each word: most context (causal: earliest window holding it)
+        best = np.full(n, -1, dtype=np.int64)
+        score = np.full(n, -1, dtype=np.int64)
+        pos = np.arange(n)
+        for k, (a, b) in enumerate(spans):
+            inside = (pos >= a) & (pos < b)
+            if self.causal:  # earliest window = most left context
+                better = inside & (best < 0)
+                ctx = np.zeros(n, dtype=np.int64)
+            else:
+                ctx = np.minimum(pos - a, b - 1 - pos)
+                better = inside & (ctx > score)
+            best[better] = k
+            score[better] = ctx[better]
+        enc = self._tokenize([list(words[a:b]) for a, b in spans])
+        out = []
+        for k, (a, _b) in enumerate(spans):
+            ids = np.asarray(enc["input_ids"][k], dtype=np.int64)
+            w = np.array([-1 if x is None else x + a for x in enc.word_ids(k)], dtype=np.int64)
+            if len(ids) > self.max_tokens:  # one word longer than a window: keep its head
+                keep = np.r_[np.arange(self.max_tokens - self._n_suffix),
+                             np.arange(len(ids) - self._n_suffix, len(ids))]
+                ids, w = ids[keep], w[keep]
+            own = (w >= 0) & (best[np.clip(w, 0, n - 1)] == k)
+            target = np.where(own, w + base, -1)
+            out.append(Sequence_(ids, target, sent, is_first=k == 0, is_last=k == len(spans) - 1,
+                                 span=spans[k]))
+        return out
+
+    def batches(self, seqs: list[Sequence_]) -> list[Batch]:
+        """Length-sorted batches whose padded size stays within ``token_budget``."""
+        import torch
+
+        budget = self.options["token_budget"]
+        order = sorted(range(len(seqs)), key=lambda j: -len(seqs[j].ids))
+        groups: list[list[int]] = []
+        cur: list[int] = []
+        for j in order:
+            width = len(seqs[cur[0]].ids) if cur else len(seqs[j].ids)
+            if cur and width * (len(cur) + 1) > budget:
+                groups.append(cur)
+                cur = []
+            cur.append(j)
+        if cur:
+            groups.append(cur)
+        out = []
+        for g in groups:
+            width = len(seqs[g[0]].ids)
+            ids = np.full((len(g), width), self.pad_id, dtype=np.int64)
+            mask = np.zeros((len(g), width), dtype=np.int64)
+            for r, j in enumerate(g):
+                n = len(seqs[j].ids)
+                ids[r, :n] = seqs[j].ids
+                mask[r, :n] = 1
+            out.append(Batch(torch.from_numpy(ids), torch.from_numpy(mask), [seqs[j] for j in g]))
+        return out
+
+    def hidden(self, batch: Batch, layers: Sequence[int]) -> list[Any]:
+        """Hidden states of the requested layers, each a (batch, max_len, dim) tensor."""
+        import torch
+
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=batch.input_ids.to(self.device),
+                attention_mask=batch.attention_mask.to(self.device),
+                output_hidden_states=True,
+                return_dict=True,
+            )
+            return [out.hidden_states[i] for i in layers]
+
+    def forward(self, batch: Batch, layers: Sequence[int]) -> Any:
+        """Hidden states of the requested layers: (n_layers, batch, max_len, dim) tensor."""
+        import torch
+
+        return torch.stack(self.hidden(batch, layers))
+
+    # ------------------------------------------------------------------ encoding
+    def encode_flat(self, batch: Sequence[Sequence[str]], layers: Sequence[int]) -> EncodedBatch:
+        """Encode ``batch``; see :class:`EncodedBatch` for shapes."""
+        import torch
+
+        self.load()
+        layers = list(layers)
+        offsets = word_offsets(batch)
+        n_words, n_sent = int(offsets[-1]), len(batch)
+        dim, n_layers = self.dim, len(layers)
+        pooling = self.options["pooling"]
+        seqs = self.sequences(batch)
+        words = torch.zeros((n_layers, n_words, dim), dtype=torch.float32)
+        first = torch.zeros((n_layers, n_sent, dim), dtype=torch.float32)
+        last = torch.zeros((n_layers, n_sent, dim), dtype=torch.float32)
+        # tokens per word (over owning windows) -> weights for the mean
+        all_t = np.concatenate([s.target for s in seqs]) if seqs else np.zeros(0, np.int64)
+        counts = np.bincount(all_t[all_t >= 0], minlength=n_words)
+        unk = 0
+        if self.unk_id is not None:
+            all_ids = np.concatenate([s.ids for s in seqs])
+            is_unk = np.bincount(all_t[all_t >= 0], weights=(all_ids[all_t >= 0] == self.unk_id),
+                                 minlength=n_words)
+            unk = int(np.sum((counts > 0) & (is_unk == counts)))
+        empty = int(np.sum(counts == 0))
+        for b in self.batches(seqs):
+            hidden = self.hidden(b, layers)  # n_layers x (B, T, D)
+            B, T = b.input_ids.shape
+            target = np.full((B, T), -1, dtype=np.int64)
+            for r, s in enumerate(b.seqs):
+                target[r, : len(s.target)] = s.target
+            flat_t = target.reshape(-1)
+            if pooling == "mean":
+                sel = np.nonzero(flat_t >= 0)[0]
+            else:
+                sel = _edge_tokens(target, first=pooling == "first")
+            tgt = torch.from_numpy(flat_t[sel])
+            sel_t = torch.from_numpy(sel).to(self.device)
+            weight = None
+            if pooling == "mean":
+                weight = torch.from_numpy(1.0 / counts[flat_t[sel]]).to(torch.float32)[:, None]
+            lengths = b.attention_mask.sum(1).numpy()
+            rows = np.arange(B)
+            fmask = np.array([s.is_first for s in b.seqs])
+            lmask = np.array([s.is_last for s in b.seqs])
+            sents = np.array([s.sent for s in b.seqs])
+            f_pos = torch.from_numpy(rows[fmask] * T).to(self.device)
+            l_pos = torch.from_numpy(rows[lmask] * T + lengths[lmask] - 1).to(self.device)
+            f_sent, l_sent = torch.from_numpy(sents[fmask]), torch.from_numpy(sents[lmask])
+            for li, h in enumerate(hidden):
+                flat = h.reshape(B * T, dim)
+                vecs = flat.index_select(0, sel_t).float().cpu()
+                if weight is not None:
+                    words[li].index_add_(0, tgt, vecs.mul_(weight))
+                else:
+                    words[li].index_copy_(0, tgt, vecs)
+                first[li].index_copy_(0, f_sent, flat.index_select(0, f_pos).float().cpu())
+                last[li].index_copy_(0, l_sent, flat.index_select(0, l_pos).float().cpu())
+        return EncodedBatch(words=words.numpy(), offsets=offsets, first=first.numpy(),
+                            last=last.numpy(), oov=unk + empty)
+
+
+def _edge_tokens(target: np.ndarray, first: bool) -> np.ndarray:
+    """Flat positions of the first (or last) token of each word run in ``target`` (B, T)."""
+    B, T = target.shape
+    pad = np.full((B, 1), -2, dtype=np.int64)
+    if first:
+        prev = np.concatenate([pad, target[:, :-1]], axis=1)
+        edge = (target >= 0) & (target != prev)
+    else:
+        nxt = np.concatenate([target[:, 1:], pad], axis=1)
+        edge = (target >= 0) & (target != nxt)
+    return np.nonzero(edge.reshape(-1))[0]
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub answers (False at once when HF_HUB_OFFLINE is set)."""
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+        return False
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    try:
+        with socket.create_connection((host or "huggingface.co", 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _is_byte_level(tok: Any) -> bool:
+    """Whether the backend pre-tokenizer is byte-level BPE (needs the prefix space)."""
+    try:
+        state = tok.backend_tokenizer.pre_tokenizer.__getstate__()
+    except Exception:  # noqa: BLE001 - tokenizers without a python-visible pre-tokenizer
+        return False
+    text = state.decode() if isinstance(state, bytes) else str(state)
+    return '"ByteLevel"' in text
+
+
+def _is_causal(config: Any) -> bool:
+    """Decoder-only models: causal-LM architecture without a masked-LM one."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    mt = getattr(config, "model_type", "")
+    if getattr(config, "is_encoder_decoder", False):
+        return False
+    return mt in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and mt not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+

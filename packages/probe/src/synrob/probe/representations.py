@@ -1,0 +1,242 @@
+"""Word-aligned per-layer representations of a corpus, through the cache.
+
+:func:`encode_corpus` encodes every syntactic word of a CoNLL-U file (multiword-token ranges
+and empty nodes excluded) and returns a :class:`RepresentationSet` backed by memory-mapped
+arrays. A corpus already in the cache is served without loading the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import platform
+import time
+from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from synrob.perturb.errors import ParameterError, SynrobError
+
+from . import cache as _cache
+from .encoders.base import Encoder, resolve_layers
+
+__all__ = ["encode_corpus", "RepresentationSet", "read_words", "SENTENCE_POOLINGS"]
+
+SENTENCE_POOLINGS = ("mean", "max", "first", "last")
+#: Words per chunk: the unit of resumption and the span the encoder sorts by length.
+CHUNK_WORDS = 16384
+
+
+class RepresentationSet:
+    """A finished cache entry: per-layer word vectors of one corpus.
+
+    ``layer_matrix(l)`` is ``((n_words, dim) memmap, (n_sentences + 1,) offsets)``; sentence
+    ``i`` owns rows ``offsets[i]:offsets[i + 1]``, one per syntactic word in CoNLL-U order.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.cache_path = Path(path)
+        try:
+            self.meta: dict[str, Any] = json.loads(
+                (self.cache_path / "index.json").read_text(encoding="utf-8")
+            )
+        except (OSError, ValueError) as exc:
+            raise SynrobError(f"{self.cache_path}: not a representation cache entry ({exc})"
+                              ) from None
+        self.encoder: str = self.meta["encoder"]
+        self.layers: list[int] = list(self.meta["layers"])
+        self.dim: int = int(self.meta["dim"])
+        self.n_sentences: int = int(self.meta["n_sentences"])
+        self.n_words: int = int(self.meta["n_words"])
+        self.oov_rate: float = self.meta["oov_words"] / self.n_words if self.n_words else 0.0
+        self.offsets: np.ndarray = np.load(self.cache_path / "offsets.npy")
+        self._maps: dict[str, np.ndarray] = {}
+
+    def __repr__(self) -> str:
+        return (f"RepresentationSet({self.encoder!r}, layers={self.layers}, dim={self.dim}, "
+                f"sentences={self.n_sentences}, words={self.n_words})")
+
+    def _map(self, name: str) -> np.ndarray:
+        if name not in self._maps:
+            self._maps[name] = np.load(self.cache_path / name, mmap_mode="r")
+        return self._maps[name]
+
+    def _check(self, layer: int) -> None:
+        if layer not in self.layers:
+            raise ParameterError(f"layer {layer} is not in this set (layers {self.layers})")
+
+    def layer_matrix(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
+        """((n_words, dim) read-only memmap, (n_sentences + 1,) int64 offsets)."""
+        self._check(layer)
+        return self._map(f"layer_{layer}.npy"), self.offsets
+
+    def words(self, layer: int) -> list[np.ndarray]:
+        """Per sentence, a (n_words_i, dim) memmap view."""
+        m, o = self.layer_matrix(layer)
+        return [m[o[i] : o[i + 1]] for i in range(self.n_sentences)]
+
+    def sentence_vectors(self, layer: int, pooling: str = "mean") -> np.ndarray:
+        """(n_sentences, dim) float32 sentence vectors.
+
+        ``mean``/``max`` pool the word vectors; ``first``/``last`` are the hidden states of the
+        first/last *token* (e.g. [CLS] and [SEP] for BERT, the last subword for GPT-2) when the
+        encoder has token states, else the first/last word's vector.
+        """
+        if pooling not in SENTENCE_POOLINGS:
+            raise ParameterError(
+                f"sentence pooling {pooling!r} is not one of {', '.join(SENTENCE_POOLINGS)}"
+            )
+        m, o = self.layer_matrix(layer)
+        if pooling in ("first", "last"):
+            if self.meta.get("sentence_states"):
+                return np.asarray(self._map(f"{pooling}_{layer}.npy"), dtype=np.float32)
+            rows = o[:-1] if pooling == "first" else o[1:] - 1
+            return np.asarray(m[rows], dtype=np.float32)
+        out = np.empty((self.n_sentences, self.dim), dtype=np.float32)
+        step = 4096  # sentences per block: bounded float32 copies
+        for a in range(0, self.n_sentences, step):
+            b = min(a + step, self.n_sentences)
+            block = np.asarray(m[o[a] : o[b]], dtype=np.float32)
+            starts = o[a:b] - o[a]
+            if pooling == "mean":
+                out[a:b] = np.add.reduceat(block, starts, axis=0) / np.diff(o[a : b + 1])[:, None]
+            else:
+                out[a:b] = np.maximum.reduceat(block, starts, axis=0)
+        return out
+
+
+def read_words(path: str | Path) -> list[list[str]]:
+    """The syntactic word forms of every sentence of a CoNLL-U file (= ``Sentence.forms``).
+
+    A fast line scan (IDs that are integers; ranges and empty nodes skipped), about 10x
+    quicker than full parsing; a line without the ID and FORM columns is a ConlluError.
+    """
+    from synrob.perturb.errors import ConlluError
+
+    sents: list[list[str]] = []
+    cur: list[str] = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if raw.startswith("#"):
+                continue
+            if not raw.strip():
+                if cur:
+                    sents.append(cur)
+                    cur = []
+                continue
+            cols = raw.split("\t", 2)
+            if len(cols) < 3:
+                raise ConlluError(str(path), lineno, "expected 10 tab-separated columns")
+            if cols[0].isdigit():
+                cur.append(cols[1])
+    if cur:
+        sents.append(cur)
+    return sents
+
+
+def _resolve_source(source: str | Path) -> Path:
+    from synrob.perturb.data import resolve_input
+
+    paths = resolve_input(str(source))
+    if len(paths) != 1 or str(paths[0]) == "-":
+        raise ParameterError(f"{source}: encode_corpus needs exactly one CoNLL-U file")
+    return paths[0]
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for dist in ("synrob-probe", "torch", "transformers", "tokenizers", "gensim", "numpy"):
+        with contextlib.suppress(PackageNotFoundError):
+            out[dist] = version(dist)
+    return out
+
+
+def _chunks(offsets: np.ndarray, chunk_words: int) -> list[int]:
+    """Start sentence of each chunk (about ``chunk_words`` words each), plus the end."""
+    starts = [0]
+    n = len(offsets) - 1
+    while starts[-1] < n:
+        a = starts[-1]
+        b = int(np.searchsorted(offsets, offsets[a] + chunk_words, side="right")) - 1
+        starts.append(min(n, max(b, a + 1)))
+    return starts
+
+
+def encode_corpus(
+    encoder: str | Encoder,
+    source: str | Path,
+    *,
+    layers: Sequence[int] | str = "all",
+    pooling: str = "mean",
+    device: str = "auto",
+    dtype: str = "float16",
+    params: Mapping[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> RepresentationSet:
+    """Encode every sentence of a CoNLL-U file (syntactic words) with the named encoder, through the cache.
+
+    ``encoder`` is an encoder spec (alias, registered name, path or hub name; see
+    :func:`synrob.probe.encoders.resolve.resolve_encoder`) or an encoder instance (its own
+    options then apply; ``pooling``/``device``/``params`` are ignored); ``layers`` is ``"all"``, a comma
+    list or ints (negative from the end); ``pooling`` (mean|first|last) pools subwords into
+    words; ``dtype`` (float16|float32) is the storage type. ``progress`` receives the number of
+    sentences finished after each chunk (also for chunks found done when resuming).
+    """
+    from .encoders.resolve import resolve_encoder
+
+    if dtype not in _cache.STORAGE_DTYPES:
+        raise ParameterError(f"dtype must be one of {', '.join(_cache.STORAGE_DTYPES)}")
+    path = _resolve_source(source)
+    if isinstance(encoder, Encoder):  # a configured (possibly loaded) instance
+        enc, encoder = encoder, encoder.name
+    else:
+        enc = resolve_encoder(encoder, {**dict(params or {}), "pooling": pooling,
+                                        "device": device})
+    pooling = str(enc.options.get("pooling", pooling))
+    layer_list = resolve_layers(layers, enc.num_layers)
+    key_meta = {
+        "format": _cache.CACHE_FORMAT,
+        "identity": enc.identity(),
+        "layers": layer_list,
+        "pooling": pooling,
+        "corpus_sha256": _cache.corpus_hash(path),
+        "dtype": dtype,
+    }
+    key = _cache.entry_key(key_meta)
+    hit = _cache.lookup(key)
+    if hit is not None:
+        return RepresentationSet(hit)
+
+    sents = read_words(path)
+    if not sents:
+        raise SynrobError(f"{path}: no sentences to encode")
+    offsets = np.zeros(len(sents) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sents], out=offsets[1:])
+    bounds = _chunks(offsets, CHUNK_WORDS)
+    enc.load()
+    sentence_states = hasattr(enc, "tokenizer")
+    info = {"encoder": encoder, "layers": layer_list, "corpus_name": str(path)}
+    t0 = time.perf_counter()
+    with _cache.EntryWriter(key, key_meta, layers=layer_list, offsets=offsets, dim=enc.dim,
+                            dtype=dtype, chunking=bounds, sentence_states=sentence_states,
+                            info=info) as writer:
+        for c in range(len(bounds) - 1):
+            a, b = bounds[c], bounds[c + 1]
+            if c not in writer.done:
+                writer.write(c, a, enc.encode_flat(sents[a:b], layer_list))
+            if progress is not None:
+                progress(b - a)
+        meta = {
+            **key_meta,
+            "encoder": encoder,
+            "corpus_name": str(path),
+            "n_sentences": len(sents),
+            "n_words": int(offsets[-1]),
+            "dim": enc.dim,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "versions": _versions(),
+        }
+        final = writer.finish(meta)
+    return RepresentationSet(final)

