@@ -192,7 +192,7 @@ def peak_rss_mb(path: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ewt", type=Path, default=DEFAULT_EWT, help="EWT directory")
-    parser.add_argument("--coco-sentences", type=int, default=64)
+    parser.add_argument("--coco-sentences", type=int, default=16)
     parser.add_argument("--skip-rss", action="store_true")
     parser.add_argument("--skip-nlpaug", action="store_true")
     args = parser.parse_args()
