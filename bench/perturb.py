@@ -52,10 +52,12 @@ def skip(name: str, reason: str) -> None:
     print(f"{name}: skipped ({reason})", flush=True)
 
 
-def bench_kinds(dev_text: str, n_sents: int, train: Path) -> dict[str, float]:
+def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2) -> dict[str, float]:
     """Sentences per second of every registered kind (coco apart), CoNLL-U in and out.
 
-    Defaults everywhere, except somo, which takes its bigram counts from EWT train.
+    Defaults everywhere, except somo, which takes its bigram counts from EWT train. With
+    ``workers > 1`` each kind is also timed with that many worker processes (``synrob perturb
+    --workers N``), checking that the output is byte-identical.
     """
     from synrob.perturb.errors import SynrobError
     from synrob.perturb.pipeline import PipelineStats, perturb_formatted, read_blocks
@@ -87,6 +89,12 @@ def bench_kinds(dev_text: str, n_sents: int, train: Path) -> dict[str, float]:
         rates[kind] = n_sents / elapsed
         emit(f"{kind}_sents_per_s", rates[kind])
         emit(f"{kind}_changed_share", stats.changed_records / max(stats.records, 1))
+        if workers > 1:  # the same job on all cores (ordered, byte-identical output)
+            start = time.perf_counter()
+            parallel = "".join(perturb_formatted(perturber, read_blocks(io.StringIO(dev_text)),
+                                                 fmt, seed=0, workers=workers))
+            emit(f"{kind}_sents_per_s_{workers}workers", n_sents / (time.perf_counter() - start))
+            assert parallel == sink.getvalue(), f"{kind}: workers changed the output"
     return rates
 
 
@@ -194,6 +202,8 @@ def main() -> None:
     parser.add_argument("--ewt", type=Path, default=DEFAULT_EWT, help="EWT directory")
     parser.add_argument("--coco-sentences", type=int, default=16)
     parser.add_argument("--skip-rss", action="store_true")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="also time each kind with this many worker processes")
     parser.add_argument("--skip-nlpaug", action="store_true")
     args = parser.parse_args()
     dev = args.ewt / "en_ewt-ud-dev.conllu"
@@ -206,7 +216,7 @@ def main() -> None:
     emit("dev_sentences", str(len(texts)))
     emit("cpu_count", str(os.cpu_count()))
 
-    rates = bench_kinds(dev_text, len(texts), train)
+    rates = bench_kinds(dev_text, len(texts), train, args.workers)
     if not args.skip_nlpaug:
         peers = bench_nlpaug(texts, train)
         if "copos" in rates and "synonym_wordnet" in peers:

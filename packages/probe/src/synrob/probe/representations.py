@@ -12,6 +12,7 @@ import json
 import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -221,13 +222,21 @@ def encode_corpus(
     t0 = time.perf_counter()
     with _cache.EntryWriter(key, key_meta, layers=layer_list, offsets=offsets, dim=enc.dim,
                             dtype=dtype, chunking=bounds, sentence_states=sentence_states,
-                            info=info) as writer:
+                            info=info) as writer, ThreadPoolExecutor(1) as io_thread:
+        # float16 conversion and disk writes of chunk c overlap the forward passes of c + 1
+        # (numpy and os.pwrite release the GIL); at most one chunk waits to be written.
+        writing: Future[None] | None = None
         for c in range(len(bounds) - 1):
             a, b = bounds[c], bounds[c + 1]
             if c not in writer.done:
-                writer.write(c, a, enc.encode_flat(sents[a:b], layer_list))
+                batch = enc.encode_flat(sents[a:b], layer_list)
+                if writing is not None:
+                    writing.result()
+                writing = io_thread.submit(writer.write, c, a, batch)
             if progress is not None:
                 progress(b - a)
+        if writing is not None:
+            writing.result()
         meta = {
             **key_meta,
             "encoder": encoder,

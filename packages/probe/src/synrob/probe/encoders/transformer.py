@@ -87,7 +87,9 @@ class TransformerEncoder(Encoder):
         Param("pooling", str, "mean", "how subwords pool into a word", ("mean", "first", "last")),
         Param("device", str, "auto", "torch device; auto = cuda if available else cpu"),
         Param("precision", str, "float32", "model weights/compute dtype", _PRECISIONS),
-        Param("token_budget", int, 8192, "max padded tokens per forward batch"),
+        Param("token_budget", int, 0,
+              "max padded tokens per forward batch (0 = auto: 1024 on CPU, where small "
+              "batches stay in cache and run ~1.4x faster than 8192; 16384 on CUDA)"),
         Param("window", int, 0, "max tokens per window incl. specials (0 = model maximum)"),
         Param("trust_remote_code", bool, False, "allow custom model code from the hub"),
     )
@@ -97,8 +99,8 @@ class TransformerEncoder(Encoder):
         super().__init__(**params)
         if not self.options["model"]:
             raise ResourceError("transformer encoder: pass the model with -p model=NAME_OR_PATH")
-        if self.options["token_budget"] < 1:
-            raise ParameterError("transformer encoder: token_budget must be positive")
+        if self.options["token_budget"] < 0:
+            raise ParameterError("transformer encoder: token_budget must be positive (0 = auto)")
         self._config: Any = None
         self.model: Any = None
         self.tokenizer: Any = None
@@ -313,7 +315,9 @@ class TransformerEncoder(Encoder):
         """Length-sorted batches whose padded size stays within ``token_budget``."""
         import torch
 
-        budget = self.options["token_budget"]
+        budget = self.options["token_budget"] or (
+            16384 if str(self.device).startswith("cuda") else 1024
+        )
         order = sorted(range(len(seqs)), key=lambda j: -len(seqs[j].ids))
         groups: list[list[int]] = []
         cur: list[int] = []
