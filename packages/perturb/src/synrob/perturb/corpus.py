@@ -31,6 +31,7 @@ __all__ = [
     "Word",
     "Sentence",
     "read_conllu",
+    "iter_blocks",
     "iter_corpus",
     "write_conllu",
     "parse_sentence",
@@ -448,18 +449,13 @@ def _blocks(fh: TextIO) -> Iterator[list[tuple[int, str]]]:
         yield block
 
 
-def read_conllu(
-    source: str | os.PathLike[str] | TextIO,
-    *,
-    skip_invalid: bool = False,
-    on_invalid: Callable[[ConlluError], None] | None = None,
-    name: str | None = None,
-) -> Iterator[Sentence]:
-    """Stream the sentences of a CoNLL-U file (a path, ``-`` for stdin, or an open text file).
+def iter_blocks(
+    source: str | os.PathLike[str] | TextIO, name: str | None = None
+) -> Iterator[tuple[str, list[tuple[int, str]]]]:
+    """Stream ``(file name, block)`` pairs, a block being one sentence's ``(line number, line)``s.
 
-    Only one sentence is held in memory at a time. A malformed sentence raises
-    :class:`ConlluError` (``FILE:LINE: problem``); with ``skip_invalid=True`` it is passed to
-    ``on_invalid`` (if given) and skipped.
+    ``source`` is a path, ``-`` for stdin, or an open text file; the file is read lazily and
+    closed at the end. A missing, unreadable or non-UTF-8 file is a :class:`ConlluError`.
     """
     if isinstance(source, (str, os.PathLike)) and str(source) != "-":
         path = name or str(source)
@@ -478,18 +474,35 @@ def read_conllu(
         close = False
     try:
         for block in _blocks(fh):
-            try:
-                yield parse_sentence(block, path)
-            except ConlluError as err:
-                if not skip_invalid:
-                    raise
-                if on_invalid is not None:
-                    on_invalid(err)
+            yield path, block
     except UnicodeDecodeError as exc:
         raise ConlluError(path, 0, f"not UTF-8 text: {exc.reason}") from None
     finally:
         if close:
             fh.close()
+
+
+def read_conllu(
+    source: str | os.PathLike[str] | TextIO,
+    *,
+    skip_invalid: bool = False,
+    on_invalid: Callable[[ConlluError], None] | None = None,
+    name: str | None = None,
+) -> Iterator[Sentence]:
+    """Stream the sentences of a CoNLL-U file (a path, ``-`` for stdin, or an open text file).
+
+    Only one sentence is held in memory at a time. A malformed sentence raises
+    :class:`ConlluError` (``FILE:LINE: problem``); with ``skip_invalid=True`` it is passed to
+    ``on_invalid`` (if given) and skipped.
+    """
+    for path, block in iter_blocks(source, name):
+        try:
+            yield parse_sentence(block, path)
+        except ConlluError as err:
+            if not skip_invalid:
+                raise
+            if on_invalid is not None:
+                on_invalid(err)
 
 
 def iter_corpus(

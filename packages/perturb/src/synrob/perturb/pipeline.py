@@ -29,7 +29,7 @@ from conllu.models import TokenList
 from conllu.serializer import serialize_field
 
 from .base import Perturbation, Perturber, sentence_rng
-from .corpus import Sentence, _blocks, parse_sentence
+from .corpus import Sentence, iter_blocks, parse_sentence
 from .errors import ConlluError, ParameterError, SynrobError
 from .metrics import chrf2, levenshtein
 
@@ -64,29 +64,8 @@ class RawBlock:
 def read_blocks(source: str | os.PathLike[str] | TextIO, name: str | None = None
                 ) -> Iterator[RawBlock]:
     """Stream the sentence blocks of a CoNLL-U file (path, ``-`` for stdin, or open file)."""
-    if isinstance(source, (str, os.PathLike)) and str(source) != "-":
-        path = name or str(source)
-        try:
-            fh: TextIO = open(source, encoding="utf-8")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            raise ConlluError(path, 0, "no such file") from None
-        except IsADirectoryError:
-            raise ConlluError(path, 0, "is a directory, not a CoNLL-U file") from None
-        close = True
-    else:
-        import sys
-
-        fh = sys.stdin if str(source) == "-" else source  # type: ignore[assignment]
-        path = name or getattr(fh, "name", "<stdin>")
-        close = False
-    try:
-        for block in _blocks(fh):
-            yield RawBlock(tuple(block), path)
-    except UnicodeDecodeError as exc:
-        raise ConlluError(path, 0, f"not UTF-8 text: {exc.reason}") from None
-    finally:
-        if close:
-            fh.close()
+    for path, block in iter_blocks(source, name):
+        yield RawBlock(tuple(block), path)
 
 
 @dataclass(slots=True)
