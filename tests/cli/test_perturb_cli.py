@@ -192,3 +192,21 @@ def test_somo_reference_defaults_to_the_inputs(cli) -> None:
     one = "# sent_id = a\n1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n"
     res = cli(["perturb", "--kind", "somo"], stdin=one)
     assert res.exit_code == 1 and "reference" in res.stderr
+
+
+def test_raw_text_input_is_parsed_then_perturbed(cli, tmp_path) -> None:
+    from synrob.perturb.corpus import sentences_from_string
+
+    src = tmp_path / "in.txt"
+    src.write_text("She quickly sold three old cars yesterday.\nDogs bark.\n", encoding="utf-8")
+    res = cli(["perturb", "--kind", "jabberwocky", "--seed", "1", "--format", "conllu", src])
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr.startswith("synrob: warning: parsing raw text with spaCy")
+    sents = sentences_from_string(res.stdout)
+    assert len(sents) == 2
+    assert sents[0].metadata["synrob.source"] == "text-1"
+    assert "not UD" in sents[0].metadata["synrob.parser"]
+    assert sents[0].metadata["synrob.changed"]  # some content word was replaced
+    text = cli(["perturb", "--kind", "bshift", "--format-in", "text"],
+               stdin="Dogs bark loudly.\n")
+    assert text.exit_code == 0 and text.stdout.count("\n") == 1

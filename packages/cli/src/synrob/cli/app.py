@@ -74,9 +74,9 @@ for _name in COMMAND_MODULES:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
-    from synrob.perturb.plugins import PluginWarning
+    from synrob.perturb.errors import SynrobWarning
 
-    if issubclass(category, PluginWarning):
+    if issubclass(category, SynrobWarning):
         print(f"synrob: warning: {message}", file=sys.stderr)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)

@@ -32,3 +32,8 @@ class ParameterError(SynrobError):
 
 class ResourceError(SynrobError):
     """A model, vector file, treebank or lexicon is missing and cannot be fetched."""
+
+
+class SynrobWarning(UserWarning):
+    """A problem the user should know about that does not stop the work (the CLI prints it
+    as one ``synrob: warning:`` line)."""

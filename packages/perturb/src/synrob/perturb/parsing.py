@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .corpus import Sentence, parse_sentence
-from .errors import ResourceError
+from .errors import ResourceError, SynrobWarning
 
 __all__ = [
     "ParserWarning",
@@ -43,7 +43,7 @@ SPACY_COMMENT = f"spacy:{SPACY_MODEL} (dependency labels are not UD)"
 EXTRA_ROOT_DEPREL = "parataxis"
 
 
-class ParserWarning(UserWarning):
+class ParserWarning(SynrobWarning):
     """Raw text was parsed with a parser whose output is not UD (the spaCy fallback)."""
 
 

@@ -31,7 +31,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError, UnknownComponentError
+from .errors import PluginError, SynrobWarning, UnknownComponentError
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -71,7 +71,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
 LOCAL_DISTRIBUTION = "local"
 
 
-class PluginWarning(UserWarning):
+class PluginWarning(SynrobWarning):
     """A third-party plugin could not be loaded; the rest of synrob keeps working."""
 
 
