@@ -30,7 +30,7 @@ __all__ = ["Probe", "TRAIN_PARAMS", "SavedProbe", "save_probe", "load_probe"]
 #: Parameters of the training regimen, accepted by every probe (``-p lr=0.002``).
 TRAIN_PARAMS: tuple[Param, ...] = (
     Param("lr", float, 0.001, "Adam learning rate"),
-    Param("batch_size", int, 20, "sentences per batch (batches group similar lengths); 20 as in Hewitt & Manning"),
+    Param("batch_size", int, 32, "sentences per batch (batches group similar lengths)"),
     Param("epochs", int, 40, "maximum number of epochs"),
     Param("patience", int, 2, "epochs without dev-loss improvement before stopping"),
     Param("lr_decay", float, 0.1, "learning-rate factor applied when the dev loss plateaus"),

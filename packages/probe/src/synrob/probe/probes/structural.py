@@ -58,7 +58,7 @@ class StructuralProbe(Probe):
     kinds = frozenset({"distance", "depth"})
     params = (*TRAIN_PARAMS,
               Param("rank", int, 0, "rank k of B (0 = full: the representation size)"))
-    train_defaults = {"lr": 0.003, "batch_size": 40}
+    train_defaults = {"lr": 0.003, "batch_size": 20}  # 20 sentences as in Hewitt & Manning
 
     def build(self, dim: int, n_classes: int, kind: str) -> torch.nn.Module:
         rank = self.options["rank"] or dim
