@@ -71,7 +71,7 @@ def demo(
         return
     typer.echo(f"synrob demo: {len(sentences)} sentences of {source.name} (bundled EWT sample), seed {seed}")
     typer.echo("")
-    typer.echo("| run | changed | chrF-2 | Lev | sent/s |")
+    typer.echo("| run | changed | chrF-2 | Lev | sent/s (incl. setup) |")
     typer.echo("|---|---:|---:|---:|---:|")
     for r in rows:
         typer.echo(
