@@ -6,7 +6,6 @@ import io
 from pathlib import Path
 
 import pytest
-
 from synrob.perturb.corpus import read_conllu, sentences_from_string, write_conllu
 
 SENT = """\

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from synrob.perturb import data
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import ResourceError
