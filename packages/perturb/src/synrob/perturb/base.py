@@ -83,12 +83,6 @@ class Perturber(ABC):
 
     @classmethod
     def describe(cls) -> dict[str, Any]:
-        from .params import describe_params
+        from .params import describe_component
 
-        return {
-            "kind": cls.name,
-            "version": cls.version,
-            "summary": cls.summary,
-            "paper": cls.paper,
-            "params": describe_params(cls.params),
-        }
+        return {"kind": cls.name, **describe_component(cls)}

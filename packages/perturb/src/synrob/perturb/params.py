@@ -89,3 +89,14 @@ def describe_params(specs: Sequence[Param]) -> list[dict[str, Any]]:
         }
         for p in specs
     ]
+
+
+def describe_component(cls: type) -> dict[str, Any]:
+    """JSON-friendly description of a component class: name, version, summary, paper, params."""
+    return {
+        "name": cls.name,  # type: ignore[attr-defined]
+        "version": getattr(cls, "version", ""),
+        "summary": getattr(cls, "summary", ""),
+        "paper": getattr(cls, "paper", ""),
+        "params": describe_params(getattr(cls, "params", ())),
+    }

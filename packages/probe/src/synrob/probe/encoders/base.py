@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from synrob.perturb.errors import ParameterError
-from synrob.perturb.params import Param, describe_params, parse_params
+from synrob.perturb.params import Param, describe_component, parse_params
 
 __all__ = [
     "Encoder",
@@ -126,13 +126,7 @@ class Encoder(ABC):
 
     @classmethod
     def describe(cls) -> dict[str, Any]:
-        return {
-            "name": cls.name,
-            "version": cls.version,
-            "summary": cls.summary,
-            "paper": cls.paper,
-            "params": describe_params(cls.params),
-        }
+        return describe_component(cls)
 
 
 def resolve_layers(spec: Sequence[int] | str | int, num_layers: int) -> list[int]:
