@@ -25,8 +25,9 @@ from typing import Any
 
 from .. import tree as _tree
 from ..base import Perturbation, Perturber
-from ..corpus import Sentence, Word
+from ..corpus import Sentence, Word, _set_space_after
 from ..errors import ConlluError, ParameterError
+from ..morphology import match_case
 from ..params import Param
 
 __all__ = ["BigramTable", "Somo", "CoordInv", "BOS", "EOS", "PERTURBERS"]
@@ -178,15 +179,6 @@ def _feats_dict(feats: str) -> dict[str, str] | None:
     return dict(part.split("=", 1) for part in feats.split("|"))
 
 
-def _match_case(template: str, lower: str) -> str:
-    """``lower`` cased like ``template``: ALL CAPS, Capitalised, or lowercase."""
-    if len(template) > 1 and template.isupper():
-        return lower.upper()
-    if template[:1].isupper():
-        return lower[:1].upper() + lower[1:]
-    return lower
-
-
 class Somo(Perturber):
     """SentEval SOMO: swap one NOUN or VERB for a same-tag word with similar bigram frequencies.
 
@@ -252,7 +244,7 @@ class Somo(Perturber):
                 continue
             w = words[i]
             lemma, feats = self.table.analyses[(choice, w.upos, w.xpos)]  # type: ignore[union-attr]
-            new_form = _match_case(w.form, choice)
+            new_form = match_case(w.form, choice)
             new = sentence.replace_words(
                 {w.id: {"form": new_form, "lemma": lemma, "feats": _feats_dict(feats)}}
             )
@@ -414,12 +406,7 @@ def _set_space(sentence: Sentence, wid: int, space: bool) -> None:
             break
     else:
         return
-    misc = dict(target["misc"] or {})
-    if space:
-        misc.pop("SpaceAfter", None)
-    else:
-        misc["SpaceAfter"] = "No"
-    target["misc"] = misc or None
+    _set_space_after(target, space)
 
 
 class CoordInv(Perturber):
