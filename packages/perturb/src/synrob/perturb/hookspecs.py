@@ -39,3 +39,8 @@ def synrob_register_tasks() -> Sequence[type]:
 @hookspec
 def synrob_register_probes() -> Sequence[type]:
     """Return probe classes (subclasses of synrob.probe.probes.base.Probe)."""
+
+
+@hookspec
+def synrob_register_experiments() -> Sequence[type]:
+    """Return experiment classes (subclasses of synrob.probe.experiments.base.Experiment)."""

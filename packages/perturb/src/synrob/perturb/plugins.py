@@ -59,6 +59,7 @@ KINDS: dict[str, str] = {
     "encoder": "synrob_register_encoders",
     "task": "synrob_register_tasks",
     "probe": "synrob_register_probes",
+    "experiment": "synrob_register_experiments",
 }
 
 #: Built-in plugins: (module, distribution). A module whose distribution is absent is skipped.

@@ -42,3 +42,12 @@ def synrob_register_probes() -> Sequence[type]:
     from .probes import PROBES
 
     return list(PROBES)
+
+
+@hookimpl
+def synrob_register_experiments() -> Sequence[type]:
+    """Return the built-in experiments (robustness, jabberwocky, local-structure, senteval)."""
+    from .experiments import EXPERIMENTS
+
+    return [getattr(importlib.import_module(f"{__package__}.experiments.{mod}"), cls)
+            for mod, cls in EXPERIMENTS]

@@ -1,20 +1,108 @@
-"""``synrob run``: run a registered experiment (filled by the experiments issue)."""
+"""``synrob run``: run a registered experiment (by name, or from a TOML file) into a results
+directory; ``synrob experiments``: list them."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
+_RUN = "Execution"
+
+
+def _experiment_class(name: str) -> Any:
+    from synrob.perturb.plugins import get_registry
+
+    return get_registry().get("experiment", name)
+
 
 def run_experiment(
-    name: Annotated[str, typer.Argument(help="Experiment name or a TOML file.")],
+    name: Annotated[str, typer.Argument(help="Experiment name, or a TOML file (see docs/experiments.md).")],
+    preset: Annotated[str | None, typer.Option(help="Named parameter set of the experiment (default: 'default').")] = None,
+    param: Annotated[list[str] | None, typer.Option("-p", "--param", help="key=value for the experiment (comma-separated lists).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: synrob-results/NAME).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
+    device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N.")] = None,
+    backend: Annotated[str | None, typer.Option(help="local (process pool), ray or dask.", rich_help_panel=_RUN)] = None,
+    address: Annotated[str | None, typer.Option(help="Address of an existing ray/dask cluster (default: start a local one).", rich_help_panel=_RUN)] = None,
+    workers: Annotated[int | None, typer.Option(help="Parallel runs (local pool or local cluster size).", rich_help_panel=_RUN)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Execute finished runs again.", rich_help_panel=_RUN)] = False,
+    describe: Annotated[bool, typer.Option("--describe", help="Print the experiment's parameters and presets as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print results.json to stdout.")] = False,
 ) -> None:
-    """Run an experiment by name or from a TOML file."""
-    from synrob.perturb.errors import UnknownComponentError
+    """Run an experiment: prepare its data, execute the grid (resuming), write the report."""
+    from synrob.perturb.params import describe_component, parse_assignments
 
-    raise UnknownComponentError(f"unknown experiment {name!r}; available: (none yet)")
+    from synrob.cli.output import emit_json, info, progress
+
+    config = None
+    if name.endswith(".toml") or Path(name).is_file():
+        from synrob.probe.experiments.config import load_config
+
+        config = load_config(name)
+        exp_name = config.experiment
+    else:
+        exp_name = name
+    cls = _experiment_class(exp_name)
+    if describe:
+        emit_json({**describe_component(cls), "presets": cls.presets})
+        return
+    overrides: dict[str, Any] = dict(config.params) if config else {}
+    overrides.update(parse_assignments(param or []))
+    chosen_preset = preset or (config.preset if config else None) or "default"
+    experiment = cls.from_preset(chosen_preset, **overrides)
+
+    def pick(cli: Any, key: str, default: Any) -> Any:
+        if cli is not None:
+            return cli
+        value = getattr(config, key, None) if config else None
+        return default if value is None else value
+
+    outdir = Path(pick(out, "output", f"synrob-results/{exp_name}"))
+    from synrob.probe.experiments.runner import run_experiment as run
+
+    def on_run(run_id: str, spec: Any, seconds: float) -> None:
+        info(f"synrob: run {spec.label or run_id} done in {seconds:.1f} s")
+
+    result = run(experiment, outdir, seed=pick(seed, "seed", 0), device=pick(device, "device", "auto"),
+                 backend=pick(backend, "backend", "local"), workers=pick(workers, "workers", 1),
+                 address=pick(address, "address", None) or None, force=force, progress=progress,
+                 on_run=on_run)
+    info(f"synrob: {exp_name}: {result.executed} runs executed, {result.reused} reused from "
+         f"{outdir}/runs, {result.seconds:.1f} s")
+    if as_json:
+        emit_json(json.loads((outdir / "results.json").read_text(encoding="utf-8")))
+        return
+    report = outdir / "report.md"
+    if report.exists():
+        typer.echo(report.read_text(encoding="utf-8").rstrip())
+    info(f"synrob: report: {report}")
+    for f in result.files:
+        if f.suffix == ".png":
+            info(f"synrob: plot: {f}")
+
+
+def list_experiments(
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List the registered experiments, their papers and presets."""
+    from synrob.perturb.params import describe_component
+    from synrob.perturb.plugins import get_registry
+
+    comps = get_registry().components("experiment")
+    if as_json:
+        from synrob.cli.output import emit_json
+
+        emit_json([{**describe_component(c.cls), "presets": list(c.cls.presets),
+                    "distribution": c.distribution} for c in comps])
+        return
+    for c in comps:
+        presets = ", ".join(["default", *c.cls.presets])
+        typer.echo(f"{c.name:<16} {c.cls.summary} [presets: {presets}]")
 
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run_experiment)
+    app.command("experiments")(list_experiments)

@@ -1,0 +1,139 @@
+"""Where the runs of a grid execute: in this process, a local process pool, ray, or dask.
+
+Every backend calls the same :func:`execute_run` on a pickled experiment instance, so results
+are identical whichever runs them; only the driver writes run files (see :mod:`.runner`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from synrob.perturb.errors import ParameterError, ResourceError
+
+from .base import Context, Experiment, Row, RunSpec
+
+__all__ = ["BACKENDS", "execute_run", "execute_runs"]
+
+BACKENDS = ("local", "ray", "dask")
+
+#: ``(run id, spec, rows, seconds)`` called in the driver as each run finishes.
+OnDone = Callable[[str, RunSpec, list[Row], float], None]
+
+
+def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context) -> tuple[list[Row], float]:
+    """Execute one run (in any process); return its rows and the seconds it took."""
+    t0 = time.perf_counter()
+    rows = experiment.execute(spec, ctx)
+    return rows, time.perf_counter() - t0
+
+
+def _init_worker(threads: int) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:  # pragma: no cover - torch is a dependency of synrob-probe
+        pass
+
+
+def execute_runs(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context, *,
+                 on_done: OnDone, backend: str = "local", workers: int = 1,
+                 address: str | None = None) -> None:
+    """Execute every ``(run id, spec)`` on ``backend``; ``on_done`` receives each result."""
+    if backend not in BACKENDS:
+        raise ParameterError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    if workers < 1:
+        raise ParameterError(f"--workers must be at least 1, got {workers}")
+    if not todo:
+        return
+    if backend == "local":
+        _local(experiment, todo, ctx, on_done, workers)
+    elif backend == "dask":
+        _dask(experiment, todo, ctx, on_done, workers, address)
+    else:
+        _ray(experiment, todo, ctx, on_done, workers, address)
+
+
+def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,
+           on_done: OnDone, workers: int) -> None:
+    if workers == 1 or len(todo) == 1:
+        for run_id, spec in todo:
+            rows, seconds = execute_run(experiment, spec, ctx)
+            on_done(run_id, spec, rows, seconds)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    wctx = ctx.for_worker()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_init_worker, initargs=(threads,)) as pool:
+        futures = {pool.submit(execute_run, experiment, spec, wctx): (run_id, spec)
+                   for run_id, spec in todo}
+        for fut in as_completed(futures):
+            run_id, spec = futures[fut]
+            rows, seconds = fut.result()
+            on_done(run_id, spec, rows, seconds)
+
+
+def _dask(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,
+          on_done: OnDone, workers: int, address: str | None) -> None:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ResourceError("backend 'dask' needs dask.distributed: "
+                            "pip install 'synrob-probe[dask]'") from None
+    cluster: Any = None
+    if address:
+        client = Client(address)
+    else:  # the engine's local mode: a cluster of worker processes on this machine
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        wctx = ctx.for_worker()
+        futures = {}
+        for run_id, spec in todo:
+            fut = client.submit(execute_run, experiment, spec, wctx, pure=False,
+                                key=f"synrob-{experiment.name}-{run_id}")
+            futures[fut] = (run_id, spec)
+        for fut in as_completed(list(futures)):
+            run_id, spec = futures[fut]
+            rows, seconds = fut.result()
+            on_done(run_id, spec, rows, seconds)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _ray(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,
+         on_done: OnDone, workers: int, address: str | None) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise ResourceError("backend 'ray' needs ray: pip install 'synrob-probe[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:  # the engine's local mode: a one-machine cluster started for this grid
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(execute_run)
+        wctx = ctx.for_worker()
+        pending = {remote.remote(experiment, spec, wctx): (run_id, spec) for run_id, spec in todo}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                run_id, spec = pending.pop(ref)
+                rows, seconds = ray.get(ref)
+                on_done(run_id, spec, rows, seconds)
+    finally:
+        if started:
+            ray.shutdown()

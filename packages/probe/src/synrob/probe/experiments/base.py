@@ -1,0 +1,123 @@
+"""The experiment component: a grid of independent runs, then a report.
+
+An experiment is a registered component (hook ``synrob_register_experiments``) with the same
+class attributes as every other component (``name``, ``version``, ``summary``, ``paper``,
+``params``) plus ``presets``. The runner (:mod:`.runner`) calls, in order:
+
+1. :meth:`Experiment.prepare` once, in the driver process: build the derived data files
+   (perturbed test sets, ...) and fill the representation cache, so runs only read;
+2. :meth:`Experiment.plan`: the grid, a list of :class:`RunSpec` whose ``key`` holds every
+   value the run depends on (its id is a hash of experiment, version and key, so a finished run
+   is reused and a changed parameter is a new run);
+3. :meth:`Experiment.execute` for each run not finished yet, anywhere (a process pool, ray or
+   dask worker): returns result rows (flat JSON-able dicts, one number each under ``value``);
+4. :meth:`Experiment.report` with every row: writes ``report.md`` and PNG plots.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from synrob.perturb.params import Param, parse_params
+
+__all__ = ["Context", "Experiment", "RunSpec", "Row", "split_list"]
+
+#: One result: flat, JSON-able; ``metric`` and ``value`` plus the run's coordinates.
+Row = dict[str, Any]
+
+
+def split_list(value: Any, cast: Callable[[str], Any] = str) -> list[Any]:
+    """``"a, b"`` or ``["a", "b"]`` -> ``["a", "b"]`` (each item passed through ``cast``)."""
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    return [cast(str(v).strip()) for v in items if str(v).strip()]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One independent run of the grid: ``key`` is everything the run's result depends on."""
+
+    key: Mapping[str, Any]
+    label: str = ""
+
+    def run_id(self, experiment: str, version: str) -> str:
+        """Stable 16-hex id of (experiment, version, key)."""
+        blob = json.dumps([experiment, version, self.key], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Context:
+    """Where an experiment works: output directory, device, seed, progress (driver only)."""
+
+    outdir: Path
+    device: str = "auto"
+    seed: int = 0
+    progress: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def data_dir(self) -> Path:
+        """``OUTDIR/data``: derived data files (perturbed treebanks, task files)."""
+        path = self.outdir / "data"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def for_worker(self) -> Context:
+        """A picklable copy for a worker process (no progress callback)."""
+        return Context(self.outdir, self.device, self.seed, None)
+
+
+class Experiment:
+    """Base class of experiments (see the module docstring for the protocol)."""
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "0.1.0"
+    summary: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    #: Named parameter sets; ``default`` is the parameters' own defaults.
+    presets: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __init__(self, **options: Any) -> None:
+        given = {k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                 for k, v in options.items()}
+        self.options: dict[str, Any] = parse_params(self.params, given, f"experiment {self.name}")
+
+    @classmethod
+    def from_preset(cls, preset: str = "default", **overrides: Any) -> Experiment:
+        """An instance with the preset's parameters, then ``overrides``."""
+        from synrob.perturb.errors import ParameterError
+
+        if preset != "default" and preset not in cls.presets:
+            known = ", ".join(["default", *cls.presets])
+            raise ParameterError(f"experiment {cls.name}: unknown preset {preset!r}; known: {known}")
+        return cls(**{**cls.presets.get(preset, {}), **overrides})
+
+    # -------------------------------------------------------------- the protocol
+    def prepare(self, ctx: Context) -> None:
+        """Build derived data and warm caches (driver process, before any run)."""
+
+    def plan(self, ctx: Context) -> Sequence[RunSpec]:
+        """The grid of independent runs."""
+        raise NotImplementedError
+
+    def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
+        """Run one cell of the grid; return its rows."""
+        raise NotImplementedError
+
+    def report(self, rows: list[Row], ctx: Context) -> list[Path]:
+        """Write ``report.md`` and plots into ``ctx.outdir``; return the files written."""
+        from .report import write_markdown
+
+        return [write_markdown(ctx.outdir / "report.md", f"# {self.name}", [])]
+
+    # -------------------------------------------------------------- helpers
+    def list(self, name: str, cast: Callable[[str], Any] = str) -> list[Any]:
+        """A comma-separated parameter as a list."""
+        return split_list(self.options[name], cast)

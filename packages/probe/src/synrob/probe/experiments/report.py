@@ -1,0 +1,95 @@
+"""Writing an experiment's outputs: markdown tables, CSV, and matplotlib figures (Agg)."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["fmt", "markdown_table", "write_markdown", "write_csv", "pyplot", "save_figure",
+           "mean_std", "select"]
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A table cell: floats to ``digits`` places, NaN/None as an em dash."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def mean_std(values: Sequence[float], digits: int = 3) -> str:
+    """``"m ± s"`` (sample std) or ``"m"`` for one value; ``—`` for none."""
+    vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if not vals:
+        return "—"
+    m = sum(vals) / len(vals)
+    if len(vals) == 1:
+        return f"{m:.{digits}f}"
+    s = math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1))
+    return f"{m:.{digits}f} ± {s:.{digits}f}"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub-flavoured markdown table (numbers right-aligned)."""
+    body = [[fmt(c) for c in r] for r in rows]
+    align = ["---" if i == 0 else "---:" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def write_markdown(path: Path, title: str, sections: Sequence[str]) -> Path:
+    """Write ``title`` then each section, separated by blank lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("\n\n".join([title, *sections]).rstrip() + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
+    """Rows to CSV: columns are the union of keys (first-seen order); dicts as JSON."""
+    import json
+
+    cols: list[str] = []
+    for r in rows:
+        cols.extend(k for k in r if k not in cols)
+    tmp = path.with_suffix(".csv.tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
+                        for k, v in r.items()})
+    os.replace(tmp, path)
+    return path
+
+
+def select(rows: Iterable[dict[str, Any]], **where: Any) -> list[dict[str, Any]]:
+    """Rows whose fields equal every ``where`` value."""
+    return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the non-interactive Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Save a figure as PNG (150 dpi, tight) and close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    pyplot().close(fig)
+    return path

@@ -1,0 +1,151 @@
+"""Run an experiment into a results directory, resuming whatever was finished before.
+
+Layout of ``OUTDIR``::
+
+    experiment.json   name, version, parameters, seed of the last run
+    runs/ID.json      one finished run: its key, rows and seconds (written atomically)
+    data/             derived data (perturbed treebanks, task files), built by ``prepare``
+    results.json      every row with the experiment's parameters, seed and versions
+    results.csv       the rows as CSV
+    report.md, *.png  written by the experiment's ``report``
+
+A run whose file exists is not executed again, so re-running a finished experiment only
+rebuilds the report, and killing one midway loses at most the runs in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from synrob.perturb.errors import ParameterError
+
+from .backends import execute_runs
+from .base import Context, Experiment, Row, RunSpec
+from .report import write_csv
+
+__all__ = ["ExperimentResult", "run_experiment", "versions"]
+
+
+@dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` did: rows, files, runs reused and executed."""
+
+    experiment: str
+    version: str
+    options: dict[str, Any]
+    seed: int
+    outdir: Path
+    rows: list[Row]
+    runs: list[dict[str, Any]]
+    files: list[Path] = field(default_factory=list)
+    executed: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        """The content of ``results.json``."""
+        return {
+            "experiment": self.experiment, "version": self.version, "options": self.options,
+            "seed": self.seed, "versions": versions(), "runs": self.runs,
+            "executed": self.executed, "reused": self.reused,
+            "seconds": round(self.seconds, 3),
+            "files": [str(p.relative_to(self.outdir)) for p in self.files],
+            "rows": self.rows,
+        }
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and of the packages that can change a number."""
+    out = {"python": platform.python_version()}
+    for dist in ("synrob-perturb", "synrob-probe", "torch", "transformers", "numpy", "scipy",
+                 "gensim", "nltk", "conllu"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False, default=str) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _check_outdir(outdir: Path, experiment: Experiment) -> None:
+    meta = outdir / "experiment.json"
+    if meta.exists():
+        try:
+            name = json.loads(meta.read_text(encoding="utf-8")).get("experiment")
+        except (OSError, ValueError):
+            name = None
+        if name != experiment.name:
+            raise ParameterError(f"{outdir} holds results of experiment {name!r}, not "
+                                 f"{experiment.name!r}; choose another --out")
+
+
+def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
+                   device: str = "auto", backend: str = "local", workers: int = 1,
+                   address: str | None = None, force: bool = False,
+                   progress: Callable[..., Any] | None = None,
+                   on_run: Callable[[str, RunSpec, float], None] | None = None
+                   ) -> ExperimentResult:
+    """Prepare, execute the unfinished runs of the grid on ``backend``, then report.
+
+    ``force`` re-executes finished runs. ``on_run(run id, spec, seconds)`` is called in this
+    process as each run is saved.
+    """
+    t0 = time.perf_counter()
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_outdir(out, experiment)
+    _write_json(out / "experiment.json", {
+        "experiment": experiment.name, "version": experiment.version,
+        "options": experiment.options, "seed": seed})
+    runs_dir = out / "runs"
+    runs_dir.mkdir(exist_ok=True)
+    ctx = Context(out, device=device, seed=seed, progress=progress)
+    experiment.prepare(ctx)
+    specs = list(experiment.plan(ctx))
+    ids = [s.run_id(experiment.name, experiment.version + f"/seed={seed}") for s in specs]
+    if len(set(ids)) != len(ids):
+        raise ParameterError(f"experiment {experiment.name}: two runs of the grid have one key")
+    todo = [(i, s) for i, s in zip(ids, specs, strict=True)
+            if force or not (runs_dir / f"{i}.json").exists()]
+
+    def save(run_id: str, spec: RunSpec, rows: list[Row], seconds: float) -> None:
+        _write_json(runs_dir / f"{run_id}.json", {
+            "id": run_id, "key": dict(spec.key), "label": spec.label,
+            "seconds": round(seconds, 3), "rows": rows})
+        if on_run is not None:
+            on_run(run_id, spec, seconds)
+
+    execute_runs(experiment, todo, ctx, on_done=save, backend=backend, workers=workers,
+                 address=address)
+    rows: list[Row] = []
+    runs: list[dict[str, Any]] = []
+    fresh = {i for i, _ in todo}
+    for run_id, spec in zip(ids, specs, strict=True):
+        saved = json.loads((runs_dir / f"{run_id}.json").read_text(encoding="utf-8"))
+        runs.append({"id": run_id, "label": spec.label, "key": saved["key"],
+                     "seconds": saved["seconds"], "reused": run_id not in fresh})
+        rows.extend({"experiment": experiment.name, "run": run_id, "seed": seed, **r}
+                    for r in saved["rows"])
+    files = experiment.report(rows, ctx)
+    result = ExperimentResult(experiment.name, experiment.version, dict(experiment.options), seed,
+                              out, rows, runs, executed=len(todo),
+                              reused=len(specs) - len(todo))
+    files = [write_csv(out / "results.csv", rows), *files]
+    result.files = [out / "results.json", *files]
+    result.seconds = time.perf_counter() - t0
+    _write_json(out / "results.json", result.as_json())
+    return result
