@@ -33,9 +33,8 @@ def run_experiment(
     as_json: Annotated[bool, typer.Option("--json", help="Print results.json to stdout.")] = False,
 ) -> None:
     """Run an experiment: prepare its data, execute the grid (resuming), write the report."""
-    from synrob.perturb.params import describe_component, parse_assignments
-
     from synrob.cli.output import emit_json, info, progress
+    from synrob.perturb.params import describe_component, parse_assignments
 
     config = None
     if name.endswith(".toml") or Path(name).is_file():

@@ -15,6 +15,7 @@ rebuilds the report, and killing one midway loses at most the runs in flight.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -67,10 +68,8 @@ def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for dist in ("synrob-perturb", "synrob-probe", "torch", "transformers", "numpy", "scipy",
                  "gensim", "nltk", "conllu"):
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
