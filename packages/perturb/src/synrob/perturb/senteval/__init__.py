@@ -1,0 +1,8 @@
+"""The SentEval probing tasks (Conneau et al. 2018) built from a UD treebank, and their file
+format. Light: no torch; the classifiers live in :mod:`synrob.probe.senteval`."""
+
+from __future__ import annotations
+
+from .format import SPLITS, TASK_FILES, SentEvalExample, read_task_file, write_task_file
+
+__all__ = ["SPLITS", "TASK_FILES", "SentEvalExample", "read_task_file", "write_task_file"]
