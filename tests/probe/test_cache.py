@@ -127,3 +127,29 @@ def test_read_words_matches_the_corpus_model(ewt_dev):
     from synrob.perturb.corpus import read_conllu
 
     assert reps.read_words(ewt_dev) == [s.forms for s in read_conllu(ewt_dev)]
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_transformer_chunks_written_straight_to_float16_memmaps(ewt_dev, tmp_path, monkeypatch):
+    """encode_corpus (chunked, float16 memmaps, background flush) equals encode_flat (float32)
+    row for row, sentence states included, across chunk boundaries."""
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    corpus = _small_corpus(ewt_dev, tmp_path, 90)
+    monkeypatch.setattr(reps, "CHUNK_WORDS", 300)  # several chunks
+    enc = resolve_encoder("minilm", {"device": "cpu", "token_budget": 256})
+    rs = reps.encode_corpus(enc, corpus, layers="0,3,-1", dtype="float16")
+    sents = reps.read_words(corpus)
+    assert len(reps._chunks(rs.offsets, 300)) > 3
+    ref = enc.encode_flat(sents, rs.layers)
+    assert rs.n_words == ref.words.shape[1] and np.array_equal(rs.offsets, ref.offsets)
+    assert rs.oov_rate == ref.oov / rs.n_words
+    for li, layer in enumerate(rs.layers):
+        m, _ = rs.layer_matrix(layer)
+        assert m.dtype == np.float16
+        np.testing.assert_allclose(m, ref.words[li], atol=2e-2, rtol=2e-3)
+        assert not np.any(np.all(m == 0, axis=1))  # every word row was written
+        for pooling, states in (("first", ref.first), ("last", ref.last)):
+            np.testing.assert_allclose(rs.sentence_vectors(layer, pooling), states[li],
+                                       atol=2e-2, rtol=2e-3)

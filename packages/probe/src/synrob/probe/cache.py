@@ -12,10 +12,10 @@ Layout under ``<synrob cache>/representations/``::
 
 The key hashes the encoder identity, layer set, pooling, storage dtype and the SHA-256 of the
 corpus file. An entry becomes visible only by ``os.replace`` of the finished ``.partial``
-directory, so a reader never sees a half-written entry. Chunks are written with ``os.pwrite``
-into preallocated ``.npy`` files (page cache, not process memory) and recorded in
-``progress.json`` after an ``fsync`` every few chunks, so an interrupted run resumes after the
-last recorded chunk.
+directory, so a reader never sees a half-written entry. The encoder writes each chunk straight
+into memory maps of the chunk's rows of preallocated ``.npy`` files (page cache, not process
+memory; only one chunk mapped at a time); a chunk is recorded in ``progress.json`` after an
+``fdatasync``, so an interrupted run resumes after the last recorded chunk.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ from typing import Any
 import numpy as np
 from synrob.perturb.data import cache_dir
 from synrob.perturb.errors import SynrobError
-
-from .encoders.base import EncodedBatch
 
 __all__ = [
     "CACHE_FORMAT",
@@ -119,12 +117,14 @@ def _data_offset(path: Path) -> int:
 class EntryWriter:
     """Writes one cache entry chunk by chunk; resumable; published atomically.
 
-    Use as a context manager: ``with EntryWriter(...) as w: w.write(...)...; w.finish(meta)``.
+    Use as a context manager: ``with EntryWriter(...) as w:``, then per chunk
+    :meth:`chunk_views` (encode into them), :meth:`mark_done` (and :meth:`flush` when due),
+    and finally :meth:`finish`.
     ``key_meta`` must equal the one the key was made from; a ``.partial`` directory left by
     an interrupted run with the same key meta and chunking is resumed.
     """
 
-    FLUSH_EVERY = 4  # chunks between fsync + progress record
+    FLUSH_EVERY = 1  # chunks between fdatasync + progress record (on a background thread)
 
     def __init__(self, key: str, key_meta: Mapping[str, Any], *, layers: list[int],
                  offsets: np.ndarray, dim: int, dtype: str, chunking: list[int],
@@ -196,35 +196,55 @@ class EntryWriter:
             os.close(fd)
         self._fds.clear()
 
-    def _record(self) -> None:
+    def _record(self, done: Mapping[int, int] | None = None) -> None:
+        done = self.done if done is None else done
         _write_json(self.partial / "progress.json",
-                    {"meta": self.progress_meta, "info": self.info, "done": {str(k): v for k, v in self.done.items()}})
+                    {"meta": self.progress_meta, "info": self.info,
+                     "done": {str(k): v for k, v in done.items()}})
 
-    def flush(self) -> None:
-        """Make written chunks durable and record them as done."""
+    def flush(self, done: Mapping[int, int] | None = None) -> None:
+        """Make written chunks durable and record them (or the snapshot ``done``) as done.
+
+        Safe to run on a background thread while the next chunk is written, given a snapshot
+        of :attr:`done` taken after the recorded chunks were written.
+        """
         for fd, _ in self._fds.values():
-            os.fsync(fd)
-        self._record()
-        self._pending = 0
+            os.fdatasync(fd)
+        self._record(done)
 
     # ------------------------------------------------------------------ writing
-    def _pwrite(self, name: str, row: int, arr: np.ndarray) -> None:
-        fd, base = self._fds[name]
-        data = np.ascontiguousarray(arr, dtype=self.dtype)
-        os.pwrite(fd, data.data, base + row * self.dim * self.dtype.itemsize)
+    def chunk_views(self, sent_start: int, sent_end: int
+                    ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[np.ndarray] | None]:
+        """Writable memmaps of the rows of sentences ``[sent_start, sent_end)``, per layer.
 
-    def write(self, chunk: int, sent_start: int, batch: EncodedBatch) -> None:
-        """Write one chunk (sentences from ``sent_start``) of ``batch`` for every layer."""
-        row = int(self.offsets[sent_start])
-        for li, layer in enumerate(self.layers):
-            self._pwrite(f"layer_{layer}.npy", row, batch.words[li])
-            if self.sentence_states and batch.first is not None and batch.last is not None:
-                self._pwrite(f"first_{layer}.npy", sent_start, batch.first[li])
-                self._pwrite(f"last_{layer}.npy", sent_start, batch.last[li])
-        self.done[chunk] = int(batch.oov)
+        ``(words, first, last)``: ``words[li]`` is (n_chunk_words, dim) in the storage dtype,
+        ``first``/``last`` (n_chunk_sentences, dim) or None without sentence states. Encoders
+        write into them directly (page cache, no process copy); drop the views, then call
+        :meth:`mark_done`. Only the chunk's pages are mapped, so RSS stays one chunk.
+        """
+        r0, r1 = int(self.offsets[sent_start]), int(self.offsets[sent_end])
+
+        def view(name: str, a: int, b: int) -> np.ndarray:
+            _, base = self._fds[name]
+            return np.memmap(self.partial / name, dtype=self.dtype, mode="r+",
+                             offset=base + a * self.dim * self.dtype.itemsize,
+                             shape=(b - a, self.dim))
+
+        words = [view(f"layer_{layer}.npy", r0, r1) for layer in self.layers]
+        if not self.sentence_states:
+            return words, None, None
+        first = [view(f"first_{layer}.npy", sent_start, sent_end) for layer in self.layers]
+        last = [view(f"last_{layer}.npy", sent_start, sent_end) for layer in self.layers]
+        return words, first, last
+
+    def mark_done(self, chunk: int, oov: int) -> bool:
+        """Count ``chunk`` as written (not yet durable); True when a :meth:`flush` is due."""
+        self.done[chunk] = int(oov)
         self._pending += 1
         if self._pending >= self.FLUSH_EVERY:
-            self.flush()
+            self._pending = 0
+            return True
+        return False
 
     def finish(self, meta: Mapping[str, Any]) -> Path:
         """Publish the entry with ``meta`` as its index; returns the entry directory."""

@@ -223,20 +223,35 @@ def encode_corpus(
     with _cache.EntryWriter(key, key_meta, layers=layer_list, offsets=offsets, dim=enc.dim,
                             dtype=dtype, chunking=bounds, sentence_states=sentence_states,
                             info=info) as writer, ThreadPoolExecutor(1) as io_thread:
-        # float16 conversion and disk writes of chunk c overlap the forward passes of c + 1
-        # (numpy and os.pwrite release the GIL); at most one chunk waits to be written.
-        writing: Future[None] | None = None
-        for c in range(len(bounds) - 1):
-            a, b = bounds[c], bounds[c + 1]
-            if c not in writer.done:
-                batch = enc.encode_flat(sents[a:b], layer_list)
-                if writing is not None:
-                    writing.result()
-                writing = io_thread.submit(writer.write, c, a, batch)
-            if progress is not None:
-                progress(b - a)
-        if writing is not None:
-            writing.result()
+        # The encoder writes each chunk straight into float16 memmaps of the cache files (no
+        # float32 corpus copy, no pwrite); the fdatasync + progress record of finished chunks
+        # runs on the io thread, overlapping the next forward passes, so that the final flush
+        # only has the last chunk left. The main thread never waits on a flush.
+        flushing: Future[None] | None = None
+        owed = False
+        try:
+            for c in range(len(bounds) - 1):
+                a, b = bounds[c], bounds[c + 1]
+                if c not in writer.done:
+                    words, first, last = writer.chunk_views(a, b)
+                    oov = enc.encode_into(sents[a:b], layer_list, words, first, last)
+                    del words, first, last  # unmap: only one chunk's pages are ever mapped
+                    owed = writer.mark_done(c, oov) or owed
+                    if owed and (flushing is None or flushing.done()):
+                        if flushing is not None:
+                            flushing.result()
+                        flushing = io_thread.submit(writer.flush, dict(writer.done))
+                        owed = False
+                if progress is not None:
+                    progress(b - a)
+        except BaseException:
+            if flushing is not None:  # keep what is finished for the next run to resume
+                flushing.result()
+            if owed:
+                writer.flush()
+            raise
+        if flushing is not None:
+            flushing.result()
         meta = {
             **key_meta,
             "encoder": encoder,

@@ -124,6 +124,31 @@ class Encoder(ABC):
     def encode_flat(self, batch: Sequence[Sequence[str]], layers: Sequence[int]) -> EncodedBatch:
         """Encode ``batch`` (lists of words); rows of ``words`` follow the sentence order."""
 
+    def encode_into(
+        self,
+        batch: Sequence[Sequence[str]],
+        layers: Sequence[int],
+        words: Sequence[np.ndarray],
+        first: Sequence[np.ndarray] | None = None,
+        last: Sequence[np.ndarray] | None = None,
+    ) -> int:
+        """Encode ``batch`` straight into caller-owned arrays; returns the OOV word count.
+
+        ``words[li]``: (total_words, dim) array of layer ``layers[li]`` (any float dtype, e.g. a
+        float16 memmap of a cache file), filled row by row in sentence order; ``first[li]`` /
+        ``last[li]``: (n_sentences, dim) arrays for the first/last token states, filled when
+        the encoder has them. Values are cast to the arrays' dtype. The default goes through
+        :meth:`encode_flat`; encoders override it to skip the float32 intermediate.
+        """
+        out = self.encode_flat(batch, layers)
+        for li in range(len(words)):
+            words[li][...] = out.words[li]
+            if first is not None and out.first is not None:
+                first[li][...] = out.first[li]
+            if last is not None and out.last is not None:
+                last[li][...] = out.last[li]
+        return int(out.oov)
+
     @classmethod
     def describe(cls) -> dict[str, Any]:
         return describe_component(cls)

@@ -10,8 +10,10 @@ Pipeline for a batch of sentences (lists of syntactic words):
    words of context; for causal models the earliest window, which has the most left context).
 3. Sequences are sorted by length and packed into batches under a padded-token budget; one
    forward pass per batch with ``output_hidden_states=True`` under ``torch.inference_mode``.
-4. Subwords are pooled into words (``mean``, ``first``, ``last``) with ``index_add_`` /
-   ``index_copy_`` over the whole batch - no per-word Python loop.
+4. Subwords are pooled into words (``mean``, ``first``, ``last``) with one gather, one
+   ``index_add_`` and one cast over all layers of the whole batch, then ``index_copy_``-ed
+   straight into the output arrays (float16 cache memmaps in :func:`encode_corpus`) - no
+   per-word or per-sentence Python loop; these small ops run on one torch thread.
 """
 
 from __future__ import annotations
@@ -363,63 +365,129 @@ class TransformerEncoder(Encoder):
     # ------------------------------------------------------------------ encoding
     def encode_flat(self, batch: Sequence[Sequence[str]], layers: Sequence[int]) -> EncodedBatch:
         """Encode ``batch``; see :class:`EncodedBatch` for shapes."""
+        self.load()
+        offsets = word_offsets(batch)
+        n_layers, n_words, n_sent = len(layers), int(offsets[-1]), len(batch)
+        words = np.zeros((n_layers, n_words, self.dim), dtype=np.float32)
+        first = np.zeros((n_layers, n_sent, self.dim), dtype=np.float32)
+        last = np.zeros((n_layers, n_sent, self.dim), dtype=np.float32)
+        oov = self.encode_into(batch, layers, list(words), list(first), list(last))
+        return EncodedBatch(words=words, offsets=offsets, first=first, last=last, oov=oov)
+
+    def encode_into(
+        self,
+        batch: Sequence[Sequence[str]],
+        layers: Sequence[int],
+        words: Sequence[np.ndarray],
+        first: Sequence[np.ndarray] | None = None,
+        last: Sequence[np.ndarray] | None = None,
+    ) -> int:
+        """Encode ``batch`` into ``words[li]`` (total_words, dim) and ``first``/``last[li]``
+        (n_sentences, dim) arrays of any float dtype (see :meth:`Encoder.encode_into`).
+
+        Per forward batch, the selected token states of every layer are gathered into one
+        (n_layers, n_tokens, dim) float32 tensor, weighted and ``index_add_``-ed into a
+        batch-local (n_layers, n_batch_words, dim) buffer, cast once to the output dtype and
+        ``index_copy_``-ed into the outputs: no per-sentence or per-word Python loop, and no
+        corpus-sized float32 intermediate.
+        """
         import torch
 
         self.load()
         layers = list(layers)
         offsets = word_offsets(batch)
-        n_words, n_sent = int(offsets[-1]), len(batch)
-        dim, n_layers = self.dim, len(layers)
+        n_words = int(offsets[-1])
         pooling = self.options["pooling"]
         seqs = self.sequences(batch)
-        words = torch.zeros((n_layers, n_words, dim), dtype=torch.float32)
-        first = torch.zeros((n_layers, n_sent, dim), dtype=torch.float32)
-        last = torch.zeros((n_layers, n_sent, dim), dtype=torch.float32)
         # tokens per word (over owning windows) -> weights for the mean
         all_t = np.concatenate([s.target for s in seqs]) if seqs else np.zeros(0, np.int64)
-        counts = np.bincount(all_t[all_t >= 0], minlength=n_words)
+        owned = all_t >= 0
+        counts = np.bincount(all_t[owned], minlength=n_words)
         unk = 0
-        if self.unk_id is not None:
+        if self.unk_id is not None and seqs:
             all_ids = np.concatenate([s.ids for s in seqs])
-            is_unk = np.bincount(all_t[all_t >= 0], weights=(all_ids[all_t >= 0] == self.unk_id),
+            is_unk = np.bincount(all_t[owned], weights=(all_ids[owned] == self.unk_id),
                                  minlength=n_words)
             unk = int(np.sum((counts > 0) & (is_unk == counts)))
-        empty = int(np.sum(counts == 0))
-        for b in self.batches(seqs):
-            hidden = self.hidden(b, layers)  # n_layers x (B, T, D)
-            B, T = b.input_ids.shape
-            target = np.full((B, T), -1, dtype=np.int64)
-            for r, s in enumerate(b.seqs):
-                target[r, : len(s.target)] = s.target
-            flat_t = target.reshape(-1)
-            if pooling == "mean":
-                sel = np.nonzero(flat_t >= 0)[0]
-            else:
-                sel = _edge_tokens(target, first=pooling == "first")
-            tgt = torch.from_numpy(flat_t[sel])
-            sel_t = torch.from_numpy(sel).to(self.device)
-            weight = None
-            if pooling == "mean":
-                weight = torch.from_numpy(1.0 / counts[flat_t[sel]]).to(torch.float32)[:, None]
+        empty = np.flatnonzero(counts == 0)
+        inv_count = (1.0 / np.maximum(counts, 1)).astype(np.float32)
+        dst_w = [torch.from_numpy(w) for w in words]
+        dst_f = [torch.from_numpy(f) for f in first] if first is not None else None
+        dst_l = [torch.from_numpy(x) for x in last] if last is not None else None
+        if len(empty):  # words without tokens get a zero vector
+            for w in words:
+                w[empty] = 0
+        # The gathers/scatters below are small ops: with intra-op threads they cost 3-10x more
+        # than on one thread when the cores are shared (barrier waits), so only the forward
+        # pass runs with the caller's thread count.
+        n_threads = torch.get_num_threads()
+        try:
+            for b in self.batches(seqs):
+                torch.set_num_threads(n_threads)
+                hidden = self.hidden(b, layers)  # n_layers x (B, T, D)
+                torch.set_num_threads(1)
+                self._pool_batch(b, hidden, pooling, inv_count, dst_w, dst_f, dst_l)
+        finally:
+            torch.set_num_threads(n_threads)
+        return unk + len(empty)
+
+    def _pool_batch(self, b: Batch, hidden: list[Any], pooling: str, inv_count: np.ndarray,
+                    dst_w: list[Any], dst_f: list[Any] | None, dst_l: list[Any] | None) -> None:
+        """Pool one forward batch's ``hidden`` (n_layers x (B, T, D)) into the output tensors."""
+        import torch
+
+        n_layers, dim = len(hidden), self.dim
+        B, T = b.input_ids.shape
+        target = np.full((B, T), -1, dtype=np.int64)
+        for r, s in enumerate(b.seqs):
+            target[r, : len(s.target)] = s.target
+        flat_t = target.reshape(-1)
+        if pooling == "mean":
+            sel = np.flatnonzero(flat_t >= 0)
+        else:
+            sel = _edge_tokens(target, first=pooling == "first")
+        tok_rows = flat_t[sel]
+        # a word's tokens are one contiguous run (it lives in one window): run -> slot
+        starts = np.ones(len(tok_rows), dtype=bool)
+        starts[1:] = tok_rows[1:] != tok_rows[:-1]
+        rows_t = torch.from_numpy(tok_rows[starts])
+        pos = [sel]
+        sent_states = dst_f is not None and dst_l is not None
+        if sent_states:
             lengths = b.attention_mask.sum(1).numpy()
             rows = np.arange(B)
             fmask = np.array([s.is_first for s in b.seqs])
             lmask = np.array([s.is_last for s in b.seqs])
-            sents = np.array([s.sent for s in b.seqs])
-            f_pos = torch.from_numpy(rows[fmask] * T).to(self.device)
-            l_pos = torch.from_numpy(rows[lmask] * T + lengths[lmask] - 1).to(self.device)
-            f_sent, l_sent = torch.from_numpy(sents[fmask]), torch.from_numpy(sents[lmask])
-            for li, h in enumerate(hidden):
-                flat = h.reshape(B * T, dim)
-                vecs = flat.index_select(0, sel_t).float().cpu()
-                if weight is not None:
-                    words[li].index_add_(0, tgt, vecs.mul_(weight))
-                else:
-                    words[li].index_copy_(0, tgt, vecs)
-                first[li].index_copy_(0, f_sent, flat.index_select(0, f_pos).float().cpu())
-                last[li].index_copy_(0, l_sent, flat.index_select(0, l_pos).float().cpu())
-        return EncodedBatch(words=words.numpy(), offsets=offsets, first=first.numpy(),
-                            last=last.numpy(), oov=unk + empty)
+            sents = np.array([s.sent for s in b.seqs], dtype=np.int64)
+            pos += [rows[fmask] * T, rows[lmask] * T + lengths[lmask] - 1]
+        pos_t = torch.from_numpy(np.concatenate(pos)).to(self.device)
+        h0 = hidden[0]
+        gathered = torch.empty((n_layers, len(pos_t), dim), dtype=h0.dtype, device=h0.device)
+        for li, h in enumerate(hidden):
+            torch.index_select(h.reshape(B * T, dim), 0, pos_t, out=gathered[li])
+        gathered = gathered.float().cpu()  # no-op for a float32 CPU model
+        n_sel = len(sel)
+        vecs = gathered[:, :n_sel]
+        if pooling == "mean":
+            slot = torch.from_numpy(np.cumsum(starts) - 1)
+            vecs = vecs.mul_(torch.from_numpy(inv_count[tok_rows])[None, :, None])
+            pooled = vecs.new_zeros((n_layers, len(rows_t), dim)).index_add_(1, slot, vecs)
+        else:  # one token per word
+            pooled = vecs
+        cast = {}
+        for li, dst in enumerate(dst_w):
+            if dst.dtype not in cast:
+                cast[dst.dtype] = pooled.to(dst.dtype)
+            dst.index_copy_(0, rows_t, cast[dst.dtype][li])
+        if sent_states:
+            assert dst_f is not None and dst_l is not None
+            nf = int(fmask.sum())
+            states = gathered[:, n_sel:]
+            f_sent = torch.from_numpy(sents[fmask])
+            l_sent = torch.from_numpy(sents[lmask])
+            for li in range(n_layers):
+                dst_f[li].index_copy_(0, f_sent, states[li, :nf].to(dst_f[li].dtype))
+                dst_l[li].index_copy_(0, l_sent, states[li, nf:].to(dst_l[li].dtype))
 
 
 def _edge_tokens(target: np.ndarray, first: bool) -> np.ndarray:
