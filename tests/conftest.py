@@ -78,3 +78,5 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """Each test session gets its own synrob cache unless SYNROB_CACHE is set by the runner."""
     if "SYNROB_CACHE" not in os.environ:
         monkeypatch.setenv("SYNROB_CACHE", str(tmp_path_factory.getbasetemp() / "synrob-cache"))
+    if "SYNROB_DATA" not in os.environ and (EWT_DIR.parent.parent).is_dir():
+        monkeypatch.setenv("SYNROB_DATA", str(EWT_DIR.parent.parent))  # ud:en_ewt:SPLIT

@@ -161,6 +161,7 @@ HOOK_CASES = [
     ("encoder", "synrob_register_encoders"),
     ("task", "synrob_register_tasks"),
     ("probe", "synrob_register_probes"),
+    ("experiment", "synrob_register_experiments"),
 ]
 
 

@@ -1,7 +1,8 @@
 """Where the runs of a grid execute: in this process, a local process pool, ray, or dask.
 
-Every backend calls the same :func:`execute_run` on a pickled experiment instance, so results
-are identical whichever runs them; only the driver writes run files (see :mod:`.runner`).
+Every backend calls the same :func:`execute_run` on an experiment instance shipped by value
+(cloudpickle bytes, so experiments defined in ``__main__``, notebooks or tests work on every
+engine), so results are identical whichever runs them; only the driver writes run files (see :mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context) -> tuple[li
     t0 = time.perf_counter()
     rows = experiment.execute(spec, ctx)
     return rows, time.perf_counter() - t0
+
+
+def _execute_pickled(payload: bytes) -> tuple[list[Row], float]:
+    """:func:`execute_run` on a cloudpickled ``(experiment, spec, ctx)`` (pool workers)."""
+    import cloudpickle
+
+    return execute_run(*cloudpickle.loads(payload))
 
 
 def _init_worker(threads: int) -> None:
@@ -68,12 +76,14 @@ def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Con
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    import cloudpickle  # like dask and ray: experiments defined in __main__ or tests work too
+
     threads = max(1, (os.cpu_count() or 1) // workers)
     wctx = ctx.for_worker()
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_init_worker, initargs=(threads,)) as pool:
-        futures = {pool.submit(execute_run, experiment, spec, wctx): (run_id, spec)
-                   for run_id, spec in todo}
+        futures = {pool.submit(_execute_pickled, cloudpickle.dumps((experiment, spec, wctx))):
+                   (run_id, spec) for run_id, spec in todo}
         for fut in as_completed(futures):
             run_id, spec = futures[fut]
             rows, seconds = fut.result()
@@ -95,11 +105,13 @@ def _dask(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Cont
                                dashboard_address=None)
         client = Client(cluster)
     try:
+        import cloudpickle  # dask pickles by reference when it can; ship the instance by value
+
         wctx = ctx.for_worker()
         futures = {}
         for run_id, spec in todo:
-            fut = client.submit(execute_run, experiment, spec, wctx, pure=False,
-                                key=f"synrob-{experiment.name}-{run_id}")
+            fut = client.submit(_execute_pickled, cloudpickle.dumps((experiment, spec, wctx)),
+                                pure=False, key=f"synrob-{experiment.name}-{run_id}")
             futures[fut] = (run_id, spec)
         for fut in as_completed(list(futures)):
             run_id, spec = futures[fut]
@@ -125,9 +137,12 @@ def _ray(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Conte
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True
     try:
-        remote = ray.remote(num_cpus=1)(execute_run)
+        import cloudpickle  # ray vendors its own cloudpickle; ship the instance by value
+
+        remote = ray.remote(num_cpus=1)(_execute_pickled)
         wctx = ctx.for_worker()
-        pending = {remote.remote(experiment, spec, wctx): (run_id, spec) for run_id, spec in todo}
+        pending = {remote.remote(cloudpickle.dumps((experiment, spec, wctx))): (run_id, spec)
+                   for run_id, spec in todo}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
