@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "probe",
     "run",
     "demo",
+    "senteval",
 )
 
 app = typer.Typer(

@@ -3,6 +3,30 @@ format. Light: no torch; the classifiers live in :mod:`synrob.probe.senteval`.""
 
 from __future__ import annotations
 
+from .build import (
+    BuildConfig,
+    SentEvalError,
+    SuiteBuilder,
+    SuiteResult,
+    build_suite,
+    read_suite,
+    suite_stats,
+    write_suite,
+)
 from .format import SPLITS, TASK_FILES, SentEvalExample, read_task_file, write_task_file
 
-__all__ = ["SPLITS", "TASK_FILES", "SentEvalExample", "read_task_file", "write_task_file"]
+__all__ = [
+    "SPLITS",
+    "TASK_FILES",
+    "SentEvalExample",
+    "read_task_file",
+    "write_task_file",
+    "BuildConfig",
+    "SentEvalError",
+    "SuiteBuilder",
+    "SuiteResult",
+    "build_suite",
+    "read_suite",
+    "suite_stats",
+    "write_suite",
+]

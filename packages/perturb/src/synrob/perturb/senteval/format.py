@@ -53,12 +53,12 @@ def read_task_file(path: str | os.PathLike[str]) -> list[SentEvalExample]:
                 continue
             parts = line.split("\t", 2)
             if len(parts) != 3:
-                raise ConlluError(f"{p}:{n}: expected SPLIT<TAB>LABEL<TAB>SENTENCE")
+                raise ConlluError(str(p), n, "expected SPLIT<TAB>LABEL<TAB>SENTENCE")
             split, label, sentence = parts
             if split not in SPLITS:
-                raise ConlluError(f"{p}:{n}: split {split!r} is not one of tr, va, te")
+                raise ConlluError(str(p), n, f"split {split!r} is not one of tr, va, te")
             if not label or not sentence.strip():
-                raise ConlluError(f"{p}:{n}: empty label or sentence")
+                raise ConlluError(str(p), n, "empty label or sentence")
             out.append(SentEvalExample(split, label, sentence.strip()))
     return out
 
