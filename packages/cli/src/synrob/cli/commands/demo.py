@@ -1,86 +1,77 @@
-"""``synrob demo``: the main job on the bundled EWT sample, offline, in about a minute.
+"""``synrob demo``: the Jabberwocky probing experiment on the bundled EWT sample, offline.
 
-It perturbs the bundled EWT test sample with each perturber family of the four papers and
-reports how much each rewrite changed (chrF-2, normalised Levenshtein): a quick tour that
-needs no model download. (The experiments issue replaces it with the Jabberwocky probing
-experiment.)
+It runs the ``demo`` preset of the ``jabberwocky`` experiment (Hall Maudslay & Cotterell 2021):
+structural and perceptron probes on MiniLM (best of a small layer sweep on clean dev UUAS),
+its layer 0, the GloVe fast+pos baseline and the path/majority baselines, trained on the
+bundled EWT training sample and tested on the clean test sample and two Jabberwocky versions of
+it. It prints the report's tables to stdout, and the report and bar chart paths to stderr.
+Results are resumable: a second run reuses every finished run from ``OUT/runs``.
 """
 
 from __future__ import annotations
 
-import time
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-#: (output name, kind, parameters) perturbed in the demo.
-DEMO_RUNS: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("jabberwocky", "jabberwocky", {}),
-    ("copos-3", "copos", {"budget": 3}),
-    ("shuffle-word-full", "shuffle", {"unit": "word", "mode": "full"}),
-    ("shuffle-word-phrase-0.5", "shuffle", {"unit": "word", "mode": "phrase", "rho": 0.5}),
-    ("flip-word-0.5", "flip", {"unit": "word", "rho": 0.5}),
-    ("bshift", "bshift", {}),
-    ("coordinv", "coordinv", {}),
-)
+
+def _finite(obj: Any) -> Any:
+    """NaN floats as None (JSON has no NaN), recursively."""
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the perturbed files.")] = Path(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")] = Path(
         "synrob-demo"
     ),
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    seed: Annotated[int, typer.Option(help="Random seed (Jabberwocky draws, probe training).")] = 0,
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Perturb the bundled EWT test sample with every family of perturber; print a table."""
-    from synrob.perturb.corpus import read_conllu
-    from synrob.perturb.data import sample_path
-    from synrob.perturb.pipeline import PipelineStats, perturb_records
-    from synrob.perturb.plugins import get_registry
+    """Jabberwocky probing on the bundled EWT sample: clean vs pseudoword UUAS/DSpr."""
+    from synrob.probe.experiments.jabberwocky import (
+        JabberwockyExperiment,
+        lead_table,
+        main_table,
+        summarize,
+    )
+    from synrob.probe.experiments.runner import run_experiment
 
     from ..output import emit_json, info, progress
 
-    source = sample_path("test")
-    sentences = list(read_conllu(source))
-    out.mkdir(parents=True, exist_ok=True)
-    registry = get_registry()
-    rows = []
-    for label, kind, params in progress(DEMO_RUNS, "perturbing", total=len(DEMO_RUNS)):
-        perturber = registry.get("perturber", kind)(**params)
-        stats = PipelineStats()
-        start = time.perf_counter()
-        records = list(perturb_records(perturber, sentences, seed=seed, stats=stats))
-        seconds = time.perf_counter() - start
-        path = out / f"{label}.conllu"
-        path.write_text("".join(r.to_conllu() for r in records), encoding="utf-8")
-        changed = [r for r in records if r.changed]
-        rows.append({
-            "run": label,
-            "kind": kind,
-            "params": params,
-            "sentences": len(records),
-            "changed": len(changed),
-            "chrf2": sum(r.chrf2 for r in changed) / max(len(changed), 1),
-            "lev": sum(r.lev for r in changed) / max(len(changed), 1),
-            "sentences_per_s": len(records) / seconds if seconds else float("inf"),
-            "output": str(path),
-        })
+    experiment = JabberwockyExperiment.from_preset("demo")
+
+    def on_run(run_id: str, spec: object, seconds: float) -> None:
+        info(f"synrob: run {getattr(spec, 'label', run_id)} done in {seconds:.1f} s")
+
+    result = run_experiment(experiment, out, seed=seed, device=device, progress=progress,
+                            on_run=on_run)
+    summary = summarize(result.rows, experiment.list("probes"))
+    report = out / "report.md"
+    plot = out / "jabberwocky-bars.png"
+    info(f"synrob demo: {result.executed} runs executed, {result.reused} reused, "
+         f"{result.seconds:.1f} s")
     if as_json:
-        emit_json({"source": str(source), "seed": seed, "results": rows})
-        return
-    typer.echo(f"synrob demo: {len(sentences)} sentences of {source.name} (bundled EWT sample), seed {seed}")
-    typer.echo("")
-    typer.echo("| run | changed | chrF-2 | Lev | sent/s (incl. setup) |")
-    typer.echo("|---|---:|---:|---:|---:|")
-    for r in rows:
-        typer.echo(
-            f"| {r['run']} | {r['changed']}/{r['sentences']} | {r['chrf2']:.3f} | "
-            f"{r['lev']:.3f} | {r['sentences_per_s']:.0f} |"
-        )
-    typer.echo("")
-    typer.echo("chrF-2 and Lev are averaged over the changed sentences.")
-    info(f"perturbed files written to {out}/")
+        emit_json({"experiment": result.experiment, "options": result.options, "seed": seed,
+                   "report": str(report), "plot": str(plot), "seconds": round(result.seconds, 3),
+                   "executed": result.executed, "reused": result.reused,
+                   **_finite(summary)})
+    else:
+        typer.echo("Jabberwocky probing (Hall Maudslay & Cotterell 2021) on the bundled EWT "
+                   f"sample, seed {seed}\n")
+        typer.echo(main_table(summary))
+        typer.echo("")
+        typer.echo(lead_table(summary))
+    info(f"synrob: report: {report}")
+    info(f"synrob: plot: {plot}")
 
 
 def register(app: typer.Typer) -> None:

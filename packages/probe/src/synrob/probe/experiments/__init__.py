@@ -6,4 +6,9 @@
 
 from __future__ import annotations
 
-EXPERIMENTS: tuple[tuple[str, str], ...] = ()
+EXPERIMENTS: tuple[tuple[str, str], ...] = (
+    ("robustness", "RobustnessExperiment"),
+    ("local_structure", "LocalStructure"),
+    ("jabberwocky", "JabberwockyExperiment"),
+    ("senteval", "SentEvalExperiment"),
+)

@@ -1,0 +1,559 @@
+"""Jabberwocky probing (Hall Maudslay & Cotterell 2021, "Do syntactic probes probe syntax?").
+
+Train the distance probe (task ``distance``, probe ``structural``) and the perceptron probe
+(task ``parse``, probe ``perceptron``) on clean training data; evaluate them on the clean test
+set and on Jabberwocky versions of it (content words replaced by pseudowords, tree unchanged),
+next to baselines: ``path`` and ``majority`` (tree heuristics, blind to words), ``layer0`` (the
+model's embedding layer, trained like the model) and ``fast+pos`` (static vectors ++ the
+model's position embeddings). Beyond the paper, ``train_on=jabberwocky`` trains the probes on a
+Jabberwocky version of the training (and dev) set of each draw.
+
+Grid (one :class:`RunSpec` per cell):
+
+* ``probe`` runs, ``train_on=clean``: one per (encoder, layer, probe); trained once, evaluated
+  on clean dev, clean test and every Jabberwocky draw of the test set;
+* ``probe`` runs, ``train_on=jabberwocky``: one per (encoder, layer, probe, draw); evaluated
+  on that draw's Jabberwocky dev/test and on the clean test;
+* ``baselines`` runs: one per probe's task (path and majority on clean and every draw).
+
+Draw ``d`` perturbs with seed ``1000 * seed + d``. The model's reported layer is the sweep layer
+with the best clean dev UUAS (per probe, among ``train_on=clean`` runs); the same layer is used
+for its ``train_on=jabberwocky`` row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from synrob.perturb.errors import ParameterError
+from synrob.perturb.params import Param
+
+from .base import Context, Experiment, Row, RunSpec
+
+__all__ = ["JabberwockyExperiment", "PAPER_FIGURES", "summarize", "PROBE_TASKS"]
+
+#: probe -> the task it is trained on.
+PROBE_TASKS: dict[str, str] = {"structural": "distance", "perceptron": "parse"}
+#: The baselines this experiment knows (``layer0`` and ``fast+pos`` are trained probes).
+BASELINE_NAMES = ("path", "majority", "layer0", "fast+pos")
+#: (probe, metric) panels of the report; the perceptron probe's DSpr is not a paper number.
+PANELS: tuple[tuple[str, str], ...] = (("structural", "uuas"), ("structural", "dspr"),
+                                       ("perceptron", "uuas"))
+#: Their headlines: BERT's lead over the baselines shrinks by 53% (one probe); UUAS drops by
+#: 15.4 points on average (one probe, three models).
+PAPER_FIGURES = {"lead_lost_bert": 0.53, "uuas_drop_mean": 0.154}
+
+#: How metric names are written in tables and plots.
+METRIC_NAMES = {"uuas": "UUAS", "dspr": "DSpr"}
+
+# feature sources per (encoder spec, params, device), kept per worker process
+_SOURCES: dict[str, Any] = {}
+
+
+class JabberwockyExperiment(Experiment):
+    """Probes trained on clean (or Jabberwocky) data, tested on clean vs Jabberwocky sentences."""
+
+    name = "jabberwocky"
+    version = "1.0.0"
+    summary = "Jabberwocky probing: syntactic probes on clean vs pseudoword sentences"
+    paper = ("Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
+             "Jabberwocky Probing (NAACL), Figure 3")
+    params = (
+        Param("train", str, "ud:en_ewt:train", "training treebank"),
+        Param("dev", str, "ud:en_ewt:dev", "dev treebank (early stopping, layer choice)"),
+        Param("test", str, "ud:en_ewt:test", "test treebank (clean; perturbed per draw)"),
+        Param("model", str, "minilm", "the probed transformer (an encoder alias or spec)"),
+        Param("layers", str, "all", "the model's layer sweep: 'all' or a comma list (best on "
+              "clean dev UUAS)"),
+        Param("baselines", str, "path,majority,layer0,fast+pos",
+              "baselines: path, majority, layer0 (model layer 0), fast+pos"),
+        Param("vectors", str, "glove-6b-50d", "static vectors of the fast+pos baseline"),
+        Param("probes", str, "structural,perceptron",
+              "probes: structural (task distance), perceptron (task parse)"),
+        Param("draws", int, 3, "Jabberwocky versions of the test set (seeds 1000*seed+d)"),
+        Param("train_on", str, "clean,jabberwocky",
+              "training data: clean and/or jabberwocky (a Jabberwocky train/dev per draw)"),
+        Param("jabberwocky_layers", str, "sweep",
+              "model layers trained on Jabberwocky: 'sweep' (= layers) or a comma list"),
+        Param("rate", float, 1.0, "share of eligible words the jabberwocky perturber replaces"),
+        Param("train_sentences", int, 0, "use the first N training sentences (0 = all)"),
+        Param("epochs", int, 40, "maximum training epochs of every probe"),
+        Param("patience", int, 2, "epochs without dev improvement before stopping"),
+        Param("rank", int, 0, "rank of the probes' linear map (0 = full)"),
+    )
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "demo": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
+                 "test": "sample:en_ewt:test", "layers": "2,3,4", "draws": 2,
+                 "train_on": "clean", "epochs": 6, "patience": 1, "rank": 64},
+        "sample": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
+                   "test": "sample:en_ewt:test", "layers": "3", "draws": 2,
+                   "train_on": "clean,jabberwocky", "jabberwocky_layers": "3",
+                   "baselines": "path,majority,fast+pos", "probes": "structural",
+                   "train_sentences": 300, "epochs": 3, "patience": 1, "rank": 32},
+    }
+
+    # ------------------------------------------------------------------ configuration
+    def _check(self) -> None:
+        bad = [p for p in self.list("probes") if p not in PROBE_TASKS]
+        bad += [b for b in self.list("baselines") if b not in BASELINE_NAMES]
+        bad += [t for t in self.list("train_on") if t not in ("clean", "jabberwocky")]
+        if bad:
+            raise ParameterError(f"experiment jabberwocky: unknown value(s) {', '.join(bad)} "
+                                 f"(probes: {', '.join(PROBE_TASKS)}; baselines: "
+                                 f"{', '.join(BASELINE_NAMES)}; train_on: clean, jabberwocky)")
+        if self.options["draws"] < 1:
+            raise ParameterError("experiment jabberwocky: draws must be >= 1")
+
+    def _model_layers(self) -> list[int]:
+        from synrob.probe.encoders.resolve import resolve_encoder
+
+        n = resolve_encoder(self.options["model"]).num_layers
+        spec = str(self.options["layers"]).strip()
+        layers = list(range(n)) if spec == "all" else self.list("layers", int)
+        out = [layer % n if layer < 0 else layer for layer in layers]
+        if any(not 0 <= layer < n for layer in out):
+            raise ParameterError(f"experiment jabberwocky: {self.options['model']} has layers "
+                                 f"0..{n - 1}, not {layers}")
+        return out
+
+    def _jab_layers(self) -> list[int]:
+        spec = str(self.options["jabberwocky_layers"]).strip()
+        return self._model_layers() if spec == "sweep" else self.list("jabberwocky_layers", int)
+
+    def _encoders(self) -> list[dict[str, Any]]:
+        """``[{"encoder", "params", "role", "layers"}]``: the model and the trained baselines."""
+        base = self.list("baselines")
+        model_layers = self._model_layers()
+        if "layer0" in base and 0 not in model_layers:
+            model_layers = [0, *model_layers]
+        out = [{"encoder": self.options["model"], "params": {}, "layers": model_layers}]
+        if "fast+pos" in base:
+            out.append({"encoder": "fast+pos",
+                        "params": {"vectors": self.options["vectors"],
+                                   "model": self.options["model"]}, "layers": [0]})
+        return out
+
+    def _perturbation(self) -> dict[str, Any]:
+        return {"rate": self.options["rate"]}
+
+    def _draw_seed(self, ctx: Context, draw: int) -> int:
+        return 1000 * ctx.seed + draw
+
+    def _files(self, ctx: Context) -> dict[str, Any]:
+        """Clean paths and, per draw, the Jabberwocky train/dev/test paths (built if absent)."""
+        from .data import perturbed_file, resolve_one
+
+        clean = {s: str(resolve_one(self.options[s])) for s in ("train", "dev", "test")}
+        jab_splits = ("train", "dev", "test") if "jabberwocky" in self.list("train_on") else ("test",)
+        n = self.options["train_sentences"] or None
+        draws: list[dict[str, str]] = []
+        for d in range(self.options["draws"]):
+            files = {}
+            for s in jab_splits:
+                files[s] = str(perturbed_file(
+                    clean[s], "jabberwocky", self._perturbation(), seed=self._draw_seed(ctx, d),
+                    dest=ctx.data_dir, max_sentences=n if s == "train" else None))
+            draws.append(files)
+        return {"clean": clean, "draws": draws}
+
+    # ------------------------------------------------------------------ protocol
+    def prepare(self, ctx: Context) -> None:
+        """Build the Jabberwocky files of every draw, then encode every file with every encoder."""
+        self._check()
+        files = self._files(ctx)
+        paths = [*files["clean"].values(), *(p for d in files["draws"] for p in d.values())]
+        jobs = [(e, p) for e in self._encoders() for p in paths]
+        items = ctx.progress(jobs, "encoding", total=len(jobs)) if ctx.progress else jobs
+        for enc, path in items:
+            _features(enc["encoder"], enc["params"], ctx.device)(path, enc["layers"][0])
+
+    def plan(self, ctx: Context) -> Sequence[RunSpec]:
+        self._check()
+        files = self._files(ctx)
+        clean, draws = files["clean"], files["draws"]
+        jab_info = _perturber_info(self._perturbation())
+        common = {"train_sentences": self.options["train_sentences"],
+                  "perturbation": jab_info,
+                  "probe_params": {"epochs": self.options["epochs"],
+                                   "patience": self.options["patience"],
+                                   "rank": self.options["rank"]}}
+        tests_clean = {"clean": clean["test"],
+                       **{f"jabberwocky-{d}": f["test"] for d, f in enumerate(draws)}}
+        specs: list[RunSpec] = []
+        base = self.list("baselines")
+        for probe in self.list("probes"):
+            task = PROBE_TASKS[probe]
+            if {"path", "majority"} & set(base):
+                specs.append(RunSpec({"kind": "baselines", "task": task, "probe": probe,
+                                      "baselines": [b for b in ("path", "majority") if b in base],
+                                      "train": clean["train"], "tests": tests_clean, **common},
+                                     f"baselines/{probe}"))
+            for enc in self._encoders():
+                is_model = enc["encoder"] == self.options["model"]
+                for layer in enc["layers"]:
+                    role = _role(is_model, layer)
+                    key = {"kind": "probe", "encoder": enc["encoder"],
+                           "encoder_params": enc["params"], "layer": layer, "role": role,
+                           "task": task, "probe": probe, **common}
+                    if "clean" in self.list("train_on"):
+                        specs.append(RunSpec(
+                            {**key, "train_on": "clean", "draw": None, "train": clean["train"],
+                             "dev": clean["dev"], "tests": tests_clean},
+                            f"{enc['encoder']}/L{layer}/{probe}/clean"))
+                    if "jabberwocky" in self.list("train_on") and (
+                            not is_model or layer == 0 or layer in self._jab_layers()):
+                        for d, f in enumerate(draws):
+                            specs.append(RunSpec(
+                                {**key, "train_on": "jabberwocky", "draw": d, "train": f["train"],
+                                 "dev": f["dev"], "tests": {"clean": clean["test"],
+                                                            f"jabberwocky-{d}": f["test"]}},
+                                f"{enc['encoder']}/L{layer}/{probe}/jabberwocky-{d}"))
+        return specs
+
+    def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
+        key = spec.key
+        if key["kind"] == "baselines":
+            return _execute_baselines(key)
+        return _execute_probe(key, ctx)
+
+    def report(self, rows: list[Row], ctx: Context) -> list[Path]:
+        from .report import write_markdown
+
+        summary = summarize(rows, self.list("probes"))
+        sections = _report_sections(summary, self.options, rows)
+        files = [write_markdown(ctx.outdir / "report.md",
+                                "# Jabberwocky probing (Hall Maudslay & Cotterell 2021)", sections)]
+        files.append(plot_bars(summary, ctx.outdir / "jabberwocky-bars.png"))
+        return files
+
+
+# ---------------------------------------------------------------------- runs
+def _role(is_model: bool, layer: int) -> str:
+    """``model``, ``layer0`` (the model's embedding layer: a baseline) or ``fast+pos``."""
+    if not is_model:
+        return "fast+pos"
+    return "layer0" if layer == 0 else "model"
+
+
+def _perturber_info(params: dict[str, Any]) -> dict[str, Any]:
+    from .data import perturber_info
+
+    return perturber_info("jabberwocky", params)
+
+
+def _features(encoder: str, params: dict[str, Any], device: str) -> Any:
+    """A cached :func:`encoder_features` source (all layers of a transformer: shares the cache)."""
+    from synrob.probe.experiment import encoder_features
+
+    ident = repr((encoder, sorted(params.items()), device))
+    if ident not in _SOURCES:
+        _SOURCES[ident] = encoder_features(encoder, params=params, device=device)
+    return _SOURCES[ident]
+
+
+def _split_label(label: str) -> tuple[str, int | None]:
+    if label == "clean":
+        return "clean", None
+    return "jabberwocky", int(label.rsplit("-", 1)[1])
+
+
+def _head_rows(features: Any, gold: Any, n: int) -> tuple[Any, Any]:
+    """The first ``n`` sentences of a (Features, GoldCorpus) pair (all when ``n`` is 0)."""
+    from synrob.probe.training import Features
+
+    if not n or n >= len(gold):
+        return features, gold
+    offsets = features.offsets[: n + 1]
+    return Features(features.matrix[: int(offsets[-1])], offsets), gold.subset(n)
+
+
+def _common_fields(key: dict[str, Any]) -> dict[str, Any]:
+    pert = key["perturbation"]
+    return {"task": key["task"], "probe": key["probe"],
+            "perturbation": pert["perturber"], "params": pert["params"],
+            "perturber_version": pert["perturber_version"],
+            "train_sentences": key["train_sentences"]}
+
+
+def _execute_baselines(key: dict[str, Any]) -> list[Row]:
+    from synrob.perturb.plugins import get_registry
+    from synrob.probe.baselines import baseline_predictions
+    from synrob.probe.tasks.base import load_gold
+
+    task = get_registry().get("task", key["task"])()
+    train = load_gold(key["train"], limit=key["train_sentences"] or None)
+    rows: list[Row] = []
+    for label, path in key["tests"].items():
+        gold = load_gold(path)
+        test_on, draw = _split_label(label)
+        for name in key["baselines"]:
+            preds = baseline_predictions(name, task, train, gold)
+            if preds is None:
+                continue
+            for metric, value in task.evaluate(gold, preds).items():
+                rows.append({**_common_fields(key), "role": name, "encoder": name, "layer": None,
+                             "train_on": "clean", "train_draw": None, "test_on": test_on,
+                             "draw": draw, "split": "test", "metric": metric,
+                             "value": float(value), "encoder_version": "1.0"})
+    return rows
+
+
+def _execute_probe(key: dict[str, Any], ctx: Context) -> list[Row]:
+    """Train and score one probe on one thread: these small matmuls gain little from a second
+    thread and lose several-fold when cores are shared (measured: 31 s vs 112 s for two epochs
+    of the structural probe on 1,000 sentences, 2 busy cores); ``--workers`` parallelises."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train_and_score(key, ctx)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
+    from synrob.perturb.plugins import get_registry
+    from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe.experiment import evaluate_probe, train_probe
+    from synrob.probe.tasks.base import load_gold
+
+    reg = get_registry()
+    task = reg.get("task", key["task"])()
+    probe = reg.get("probe", key["probe"])(**key["probe_params"])
+    source = _features(key["encoder"], key["encoder_params"], ctx.device)
+    layer = key["layer"]
+    train = _head_rows(source(key["train"], layer), load_gold(key["train"]),
+                       key["train_sentences"])
+    dev = (source(key["dev"], layer), load_gold(key["dev"]))
+    task.fit(train[1])
+    module, log = train_probe(task, probe, train, dev, seed=ctx.seed, device=ctx.device)
+    enc = resolve_encoder(key["encoder"], key["encoder_params"])
+    ident = enc.identity()
+    model = ident["options"].get("model", ident["options"].get("path", key["encoder"]))
+    fields = {**_common_fields(key), "role": key["role"], "encoder": key["encoder"],
+              "layer": layer, "train_on": key["train_on"], "train_draw": key["draw"],
+              "encoder_version": enc.version, "model": model,
+              "revision": ident["options"].get("revision"), "epochs_run": len(log.dev_loss)}
+    dev_on = "clean" if key["train_on"] == "clean" else "jabberwocky"
+    evals = [("dev", dev_on, key["draw"], dev)]
+    for label, path in key["tests"].items():
+        test_on, draw = _split_label(label)
+        evals.append(("test", test_on, draw, (source(path, layer), load_gold(path))))
+    rows: list[Row] = []
+    for split, test_on, draw, (feats, gold) in evals:
+        metrics, _ = evaluate_probe(task, probe, module, feats, gold, ctx.device)
+        rows.extend({**fields, "test_on": test_on, "draw": draw, "split": split,
+                     "metric": m, "value": float(v)} for m, v in metrics.items())
+    return rows
+
+
+# ---------------------------------------------------------------------- summary
+def _mean(values: Sequence[float]) -> float:
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def _std(values: Sequence[float]) -> float:
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    if len(vals) < 2:
+        return math.nan
+    m = sum(vals) / len(vals)
+    return math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1))
+
+
+def best_layers(rows: list[Row], probes: Sequence[str]) -> dict[str, int]:
+    """probe -> the model layer (not 0) with the best clean dev UUAS among train_on=clean runs."""
+    out: dict[str, int] = {}
+    for probe in probes:
+        dev = [r for r in rows if r.get("role") == "model" and r["probe"] == probe
+               and r["train_on"] == "clean" and r["split"] == "dev" and r["metric"] == "uuas"]
+        if dev:
+            out[probe] = max(dev, key=lambda r: (r["value"], -r["layer"]))["layer"]
+    return out
+
+
+def summarize(rows: list[Row], probes: Sequence[str]) -> dict[str, Any]:
+    """The numbers of the report.
+
+    Returns ``{"best_layers": {probe: layer}, "entries": [...], "lead": [...], "train_on": [...]}``
+    where each entry is ``{"probe", "role", "label", "layer", "metric", "clean", "jab_mean",
+    "jab_std", "jab_draws", "drop"}`` (train_on=clean), each lead row is ``{"probe", "metric",
+    "best_clean", "best_jab", "lead_clean", "lead_jab", "lead_lost"}`` and each train_on row is
+    ``{"probe", "role", "label", "metric", "clean", "jab", "clean_from_jab", "jab_from_jab"}``.
+    """
+    best = best_layers(rows, probes)
+    test = [r for r in rows if r["split"] == "test"]
+    entries: list[dict[str, Any]] = []
+    for probe in probes:
+        sel = [r for r in test if r["probe"] == probe]
+        roles: list[tuple[str, str, int | None]] = []
+        if probe in best:
+            roles.append(("model", f"{_model_name(rows)} L{best[probe]}", best[probe]))
+        for role, label in (("layer0", "layer 0"), ("fast+pos", "fast+pos"),
+                            ("path", "path"), ("majority", "majority")):
+            if any(r["role"] == role for r in sel):
+                roles.append((role, label, 0 if role == "layer0" else None))
+        for role, label, layer in roles:
+            for metric in ("uuas", "dspr"):
+                cell = [r for r in sel if r["role"] == role and r["metric"] == metric
+                        and r["train_on"] == "clean" and (role != "model" or r["layer"] == layer)]
+                clean = _mean([r["value"] for r in cell if r["test_on"] == "clean"])
+                jab = [r["value"] for r in sorted(cell, key=lambda r: r["draw"] or 0)
+                       if r["test_on"] == "jabberwocky"]
+                if not cell:
+                    continue
+                entries.append({"probe": probe, "role": role, "label": label, "layer": layer,
+                                "metric": metric, "clean": clean, "jab_mean": _mean(jab),
+                                "jab_std": _std(jab), "jab_draws": jab,
+                                "drop": clean - _mean(jab)})
+    lead = []
+    for probe, metric in PANELS:
+        cell = [e for e in entries if e["probe"] == probe and e["metric"] == metric]
+        model = [e for e in cell if e["role"] == "model"]
+        bases = [e for e in cell if e["role"] != "model"]
+        if not model or not bases:
+            continue
+        m = model[0]
+        bc = max(bases, key=lambda e: e["clean"])
+        bj = max(bases, key=lambda e: e["jab_mean"])
+        lc, lj = m["clean"] - bc["clean"], m["jab_mean"] - bj["jab_mean"]
+        lead.append({"probe": probe, "metric": metric, "best_clean": bc["label"],
+                     "best_jab": bj["label"], "lead_clean": lc, "lead_jab": lj,
+                     "lead_lost": (lc - lj) / lc if lc > 0 else math.nan})
+    train_on = []
+    for probe in probes:
+        for role in ("model", "layer0", "fast+pos"):
+            layer = best.get(probe) if role == "model" else 0
+            for metric in ("uuas", "dspr"):
+                cell = [r for r in test if r["probe"] == probe and r["role"] == role
+                        and r["metric"] == metric and r["layer"] == layer]
+                jt = [r for r in cell if r["train_on"] == "jabberwocky"]
+                if not jt:
+                    continue
+                ct = [r for r in cell if r["train_on"] == "clean"]
+                label = next((e["label"] for e in entries if e["probe"] == probe
+                              and e["role"] == role), role)
+                train_on.append({
+                    "probe": probe, "role": role, "label": label, "metric": metric,
+                    "clean": _mean([r["value"] for r in ct if r["test_on"] == "clean"]),
+                    "jab": _mean([r["value"] for r in ct if r["test_on"] == "jabberwocky"]),
+                    "clean_from_jab": _mean([r["value"] for r in jt if r["test_on"] == "clean"]),
+                    "jab_from_jab": _mean([r["value"] for r in jt
+                                           if r["test_on"] == "jabberwocky"])})
+    return {"best_layers": best, "entries": entries, "lead": lead, "train_on": train_on}
+
+
+def _model_name(rows: list[Row]) -> str:
+    for r in rows:
+        if r.get("role") == "model":
+            return str(r["encoder"])
+    return "model"
+
+
+def _pm(mean: float, std: float) -> str:
+    from .report import fmt
+
+    return fmt(mean) if math.isnan(std) else f"{fmt(mean)} ± {fmt(std)}"
+
+
+def main_table(summary: dict[str, Any]) -> str:
+    """probe | model | UUAS clean | UUAS jabberwocky | drop | DSpr clean | DSpr jab | drop."""
+    from .report import markdown_table
+
+    body = []
+    seen: list[tuple[str, str]] = []
+    for e in summary["entries"]:
+        if (e["probe"], e["label"]) not in seen:
+            seen.append((e["probe"], e["label"]))
+    for probe, label in seen:
+        cells: list[Any] = [probe, label]
+        for metric in ("uuas", "dspr"):
+            e = next((x for x in summary["entries"] if x["probe"] == probe
+                      and x["label"] == label and x["metric"] == metric), None)
+            cells += ([e["clean"], _pm(e["jab_mean"], e["jab_std"]), e["drop"]] if e
+                      else [None, None, None])
+        body.append(cells)
+    return markdown_table(["probe", "model", "UUAS clean", "UUAS jabberwocky", "drop",
+                           "DSpr clean", "DSpr jabberwocky", "drop"], body)
+
+
+def lead_table(summary: dict[str, Any]) -> str:
+    from .report import markdown_table
+
+    body = [[x["probe"], METRIC_NAMES[x["metric"]], x["best_clean"], x["lead_clean"], x["best_jab"],
+             x["lead_jab"], x["lead_lost"]] for x in summary["lead"]]
+    return markdown_table(["probe", "metric", "best baseline (clean)", "lead clean",
+                           "best baseline (jabberwocky)", "lead jabberwocky", "lead lost"], body)
+
+
+def _report_sections(summary: dict[str, Any], options: dict[str, Any], rows: list[Row]
+                     ) -> list[str]:
+    from .report import fmt, markdown_table
+
+    lost = [x["lead_lost"] for x in summary["lead"] if not math.isnan(x["lead_lost"])]
+    draws = sorted({r["draw"] for r in rows if r.get("test_on") == "jabberwocky"
+                    and r["draw"] is not None})
+    best = ", ".join(f"{p}: layer {layer}" for p, layer in summary["best_layers"].items())
+    sections = [
+        f"Model `{options['model']}` (layer sweep `{options['layers']}`; best on clean dev "
+        f"UUAS — {best or 'none'}), baselines `{options['baselines']}` (fast+pos vectors "
+        f"`{options['vectors']}`). Train `{options['train']}`"
+        + (f" (first {options['train_sentences']} sentences)" if options["train_sentences"] else "")
+        + f", dev `{options['dev']}`, test `{options['test']}`; {len(draws)} Jabberwocky "
+        "draw(s) of the test set (mean ± sample std over draws).",
+        "## Clean vs Jabberwocky (probes trained on clean data)\n\n" + main_table(summary),
+        "## Lead over the best baseline lost on Jabberwocky\n\n"
+        "lead = model − best baseline (in each condition); lead lost = "
+        "(lead clean − lead jabberwocky) / lead clean. Paper: 53% for BERT with one probe.\n\n"
+        + lead_table(summary)
+        + (f"\n\nMean lead lost: {fmt(sum(lost) / len(lost))}" if lost else ""),
+    ]
+    if summary["train_on"]:
+        body = [[x["probe"], x["label"], METRIC_NAMES[x["metric"]], x["clean"], x["jab"],
+                 x["clean_from_jab"], x["jab_from_jab"]] for x in summary["train_on"]]
+        sections.append(
+            "## Training on Jabberwocky (beyond the paper)\n\n"
+            "Probes trained on a Jabberwocky version of train (and dev) of each draw, tested on "
+            "the clean test set and that draw's Jabberwocky test set (means over draws).\n\n"
+            + markdown_table(["probe", "model", "metric", "clean→clean", "clean→jab",
+                              "jab→clean", "jab→jab"], body))
+    sections.append("![clean vs Jabberwocky](jabberwocky-bars.png)")
+    return sections
+
+
+def plot_bars(summary: dict[str, Any], path: Path) -> Path:
+    """Grouped bars like the paper's Figure 3: per panel (probe, metric), per model, clean vs
+    Jabberwocky (error bar: std over draws) and, where run, trained on Jabberwocky (hatched)."""
+    from .report import pyplot, save_figure
+
+    plt = pyplot()
+    panels = [(p, m) for p, m in PANELS
+              if any(e["probe"] == p and e["metric"] == m for e in summary["entries"])]
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.2 * max(len(panels), 1), 3.6),
+                             squeeze=False)
+    for ax, (probe, metric) in zip(axes[0], panels, strict=False):
+        cell = [e for e in summary["entries"] if e["probe"] == probe and e["metric"] == metric]
+        tj = {x["label"]: x["jab_from_jab"] for x in summary["train_on"]
+              if x["probe"] == probe and x["metric"] == metric}
+        xs = range(len(cell))
+        width = 0.27 if tj else 0.38
+        ax.bar([x - width / 2 - (width / 2 if tj else 0) for x in xs], [e["clean"] for e in cell],
+               width, label="clean", color="#4c72b0")
+        ax.bar([x + width / 2 - (width / 2 if tj else 0) for x in xs],
+               [e["jab_mean"] for e in cell], width, label="Jabberwocky", color="#dd8452",
+               yerr=[0 if math.isnan(e["jab_std"]) else e["jab_std"] for e in cell], capsize=2)
+        if tj:
+            ax.bar([x + width for x in xs], [tj.get(e["label"], math.nan) for e in cell], width,
+                   label="Jabberwocky (trained on J.)", color="#dd8452", hatch="//",
+                   edgecolor="white", alpha=0.7)
+        ax.set_xticks(list(xs), [e["label"] for e in cell], rotation=30, ha="right", fontsize=8)
+        ax.set_title(f"{probe} probe: {METRIC_NAMES[metric]}", fontsize=10)
+        ax.set_ylim(0, 1)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return save_figure(fig, path)

@@ -1,0 +1,218 @@
+"""``local-structure``: does performance follow local (chrF-2) or global (Levenshtein) order?
+
+Reproduces the analysis of Clouatre et al. (2022), "Local Structure Matters Most: Perturbation
+Study in NLU" (Findings of ACL 2022), Figures 4 and 5, on a treebank instead of GLUE:
+
+1. the perturbation grid of their Appendix A - full shuffle, phrase shuffle and neighbour flip
+   (one set per ``rho``) of words, subwords and characters, plus the unperturbed set - is applied
+   to the (first ``test_limit`` sentences of the) test file;
+2. each set gets three structure metrics, averaged over sentences: chrF-2 against the original
+   (local structure), normalised Levenshtein (global order) and compression rate (characters per
+   token under ``tokenizer``);
+3. each set gets performances: probes trained once on the clean train file (POS, a word-level
+   tag probe; tree-depth, a sentence-level probe on pooled vectors) for every ``encoder:layer``
+   of ``models``, and the per-token log-likelihood of the texts under a causal LM;
+4. the report gives Spearman's rho between every metric and every performance across the sets
+   (their Figure 5) and scatter plots of performance against each metric (their Figure 4).
+
+POS on subword/char sets is undefined (their words are no longer the treebank's words): it is
+reported only for the unperturbed and the word-level sets. tree-depth is a property of the
+sentence, so it is scored on every set against the original tree.
+
+Runs: one per ``(encoder, layer, task)`` (trains on clean data, evaluates every set), one per set
+for the LM and one per set for the structure metrics. ``prepare`` writes the sets and fills the
+representation cache, so runs only read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from synrob.perturb.errors import ParameterError
+from synrob.perturb.params import Param
+
+from .base import Context, Experiment, Row, RunSpec
+from .local_structure_sets import PerturbedSet, SetFiles, build_set, grid
+
+__all__ = ["LocalStructure"]
+
+
+
+def parse_models(spec: str) -> list[tuple[str, int]]:
+    """``"minilm:3,glove-6b-50d:0"`` -> ``[("minilm", 3), ("glove-6b-50d", 0)]``."""
+    out = []
+    for item in (x.strip() for x in spec.split(",")):
+        if not item:
+            continue
+        name, sep, layer = item.rpartition(":")
+        if not sep or not name:
+            raise ParameterError(f"models: {item!r} is not ENCODER:LAYER")
+        try:
+            out.append((name, int(layer)))
+        except ValueError:
+            raise ParameterError(f"models: layer of {item!r} is not an integer") from None
+    if len(set(out)) != len(out):
+        raise ParameterError(f"models: {spec!r} names one encoder:layer twice")
+    return out
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block with ``n`` torch intra-op threads (``n <= 0``: unchanged), then restore."""
+    if n <= 0:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class LocalStructure(Experiment):
+    """Structure metrics vs probe and LM performance over Clouatre et al.'s perturbation grid."""
+
+    name = "local-structure"
+    version = "1.0.0"
+    summary = ("perturbation grid (shuffle/phrase/flip x word/subword/char): chrF-2, Levenshtein, "
+               "compression vs POS/tree-depth probes and LM log-likelihood (Spearman, scatter)")
+    paper = ("Clouatre et al. 2022, Local Structure Matters Most: Perturbation Study in NLU "
+             "(Findings of ACL), Figures 4-5, Appendix A")
+    params = (
+        Param("train", str, "ud:en_ewt:train", "clean training file of the probes"),
+        Param("dev", str, "ud:en_ewt:dev", "clean dev file (probe early stopping)"),
+        Param("test", str, "ud:en_ewt:test", "file that is perturbed"),
+        Param("test_limit", int, 400, "perturb only the first N test sentences (0 = all)"),
+        Param("kinds", str, "shuffle,phrase,flip",
+              "perturbations: shuffle (full), phrase (phrase shuffle), flip (neighbour flip)"),
+        Param("units", str, "word,subword,char", "units that are moved"),
+        Param("rhos", str, "0.1,0.25,0.5,0.75,0.9",
+              "rho of phrase shuffle (cut probability) and neighbour flip (swap probability)"),
+        Param("keep_spaces", bool, False, "char units: leave whitespace in place"),
+        Param("tokenizer", str, "smollm2",
+              "tokenizer of subword units and of the compression rate"),
+        Param("models", str, "minilm:3,glove-6b-50d:0", "ENCODER:LAYER pairs that are probed"),
+        Param("tasks", str, "pos,tree-depth", "probing tasks (word-level tag and sentence-level)"),
+        Param("epochs", int, 40, "maximum training epochs of each probe"),
+        Param("lm", str, "smollm2", "causal LM scored on every set (empty: none)"),
+        Param("lm_limit", int, 50, "score the first N sentences of each set with the LM (0 = all)"),
+        Param("threads", int, 1, "torch intra-op threads while encoding, training and scoring "
+              "(0 = torch's default); 1 is fastest on a shared 2-core CPU"),
+    )
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "sample": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
+                   "test": "sample:en_ewt:test", "test_limit": 100, "rhos": "0.5",
+                   "epochs": 10, "lm_limit": 20},
+    }
+
+    # ------------------------------------------------------------------ grid
+    def sets(self) -> list[PerturbedSet]:
+        return grid(self.list("units"), self.list("rhos", float), self.list("kinds"))
+
+    def _files(self, ctx: Context) -> dict[str, SetFiles]:
+        from .data import resolve_one
+
+        test = resolve_one(self.options["test"])
+        limit = self.options["test_limit"] or None
+        out = {}
+        items = self.sets()
+        it = (ctx.progress(items, "local-structure: perturbed sets", len(items))
+              if ctx.progress else items)
+        for s in it:
+            out[s.name] = build_set(s, test, seed=ctx.seed, dest=ctx.data_dir, limit=limit,
+                                    tokenizer=self.options["tokenizer"],
+                                    keep_spaces=self.options["keep_spaces"])
+        return out
+
+    def _perturber(self, pset: PerturbedSet) -> dict[str, Any]:
+        """``{"perturber", "perturber_version", "params"}`` of a set (empty names for none)."""
+        if pset.kind == "none":
+            return {"perturber": "", "perturber_version": "", "params": {}}
+        from .data import perturber_info
+
+        kind, params = pset.perturber(self.options["tokenizer"], self.options["keep_spaces"])
+        return perturber_info(kind, params)
+
+    def _layers(self) -> dict[str, list[int]]:
+        by_encoder: dict[str, list[int]] = {}
+        for enc, layer in parse_models(self.options["models"]):
+            by_encoder.setdefault(enc, []).append(layer)
+        return {e: sorted(set(ls)) for e, ls in by_encoder.items()}
+
+    # ------------------------------------------------------------------ protocol
+    def prepare(self, ctx: Context) -> None:
+        with torch_threads(self.options["threads"]):
+            self._prepare(ctx)
+
+    def _prepare(self, ctx: Context) -> None:
+        from synrob.probe.representations import encode_corpus
+
+        from .data import resolve_one
+
+        files = self._files(ctx)
+        clean = [str(resolve_one(self.options["train"])), str(resolve_one(self.options["dev"]))]
+        jobs: list[tuple[str, str, Any]] = []
+        for enc, layers in self._layers().items():
+            jobs += [(enc, path, "all") for path in clean]
+            jobs += [(enc, str(f.conllu), layers) for f in files.values()]
+        it = ctx.progress(jobs, "local-structure: encoding", len(jobs)) if ctx.progress else jobs
+        for enc, path, layers in it:
+            encode_corpus(enc, path, layers=layers, device=ctx.device)
+
+    def plan(self, ctx: Context) -> list[RunSpec]:
+        from .data import resolve_one
+
+        files = self._files(Context(ctx.outdir, ctx.device, ctx.seed))
+        sets = self.sets()
+        set_keys = [{**s.as_key(), "name": s.name, **self._perturber(s),
+                     "conllu": str(files[s.name].conllu), "jsonl": str(files[s.name].jsonl),
+                     "word_gold": files[s.name].word_gold}
+                    for s in sets]
+        clean = files["none"]
+        common = {"train": str(resolve_one(self.options["train"])),
+                  "dev": str(resolve_one(self.options["dev"])),
+                  "test": self.options["test"], "test_limit": self.options["test_limit"],
+                  "gold": str(clean.conllu)}
+        specs = []
+        layers = self._layers()
+        for enc, layer in parse_models(self.options["models"]):
+            for task in self.list("tasks"):
+                specs.append(RunSpec(
+                    {"run": "probe", "encoder": enc, "layer": layer,
+                     "encoded_layers": layers[enc], "task": task,
+                     "epochs": self.options["epochs"], **common, "sets": set_keys},
+                    f"{enc}:{layer} {task}"))
+        for sk in set_keys:
+            specs.append(RunSpec({"run": "structure", "set": sk,
+                                  "tokenizer": self.options["tokenizer"]},
+                                 f"structure {sk['name']}"))
+            if self.options["lm"]:
+                specs.append(RunSpec({"run": "lm", "model": self.options["lm"], "set": sk,
+                                      "lm_limit": self.options["lm_limit"]},
+                                     f"lm {sk['name']}"))
+        return specs
+
+    def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
+        from . import local_structure_runs as runs
+
+        key = dict(spec.key)
+        with torch_threads(self.options["threads"]):
+            if key["run"] == "probe":
+                return runs.probe_rows(key, ctx.seed, ctx.device)
+            if key["run"] == "structure":
+                return runs.structure_rows(key)
+            if key["run"] == "lm":
+                return runs.lm_rows(key, ctx.device)
+        raise ParameterError(f"unknown run kind {key['run']!r}")
+
+    def report(self, rows: list[Row], ctx: Context) -> list[Path]:
+        from .local_structure_report import write_report
+
+        return write_report(rows, ctx.outdir, self.sets(), self.options)
+

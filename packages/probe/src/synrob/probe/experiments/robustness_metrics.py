@@ -1,0 +1,131 @@
+"""Per-sentence probe metrics and worst-case aggregation for the ``robustness`` experiment.
+
+La Malfa et al. (2022, "Emergent linguistic structures in neural networks are fragile") measure
+robustness per sentence: for each test sentence, ``k`` syntax-preserving perturbations are drawn
+and the *worst* one counts (their Algorithm 1 for representations, Algorithm 2 for a probe's
+metric); the per-sentence worst cases are then averaged over the test set. The functions here
+score one sentence at a time with the same definitions as :mod:`synrob.probe.metrics`' corpus
+metrics and take those worst cases.
+
+Shapes: ``clean`` per-sentence values are ``(n,)``; perturbed values ``(n, k)`` (variant ``j`` of
+sentence ``i`` at ``[i, j]``); NaN marks an undefined value (e.g. UUAS of a sentence without a
+non-punctuation edge), ignored by the averages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import metrics
+from ..tasks.base import GoldCorpus, Task
+
+__all__ = ["sentence_metrics", "worst_case_drop", "worst_case_distance", "adversarial_choice",
+           "TASK_METRICS"]
+
+#: The per-sentence metrics of each task kind (higher is better for all of them).
+TASK_METRICS: dict[str, tuple[str, ...]] = {
+    "distance": ("sdr", "uuas", "dspr"),
+    "depth": ("nspr", "root_acc"),
+    "tag": ("words_right", "acc"),
+    "select": ("root_acc",),
+    "sentence": ("acc",),
+}
+
+
+def _uuas_one(pred: np.ndarray, heads: Sequence[int], gold_dist: np.ndarray,
+              punct: np.ndarray) -> float:
+    keep = ~punct
+    gold = metrics.gold_edges(heads, gold_dist, keep)
+    if not gold:
+        return float("nan")
+    return len(gold & metrics.mst_edges(pred, keep)) / len(gold)
+
+
+def _mean_or_nan(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else float("nan")
+
+
+def sentence_metrics(task: Task, gold: GoldCorpus, predictions: Sequence[np.ndarray]
+                     ) -> dict[str, np.ndarray]:
+    """Metric name -> ``(n_sentences,)`` float64 per-sentence values for ``task``'s kind.
+
+    * distance: ``sdr`` (share of word pairs whose rounded predicted distance is the gold one),
+      ``uuas`` (gold edges recovered by the MST of predicted distances, punctuation excluded),
+      ``dspr`` (Spearman of each word's predicted vs gold distance row, averaged over words);
+    * depth: ``nspr`` (Spearman of predicted vs gold depths), ``root_acc`` (least deep
+      non-punctuation word is the root: 0/1);
+    * tag: ``words_right`` (correctly tagged words), ``acc`` (their share);
+    * select: ``root_acc`` (the selected word is the root: 0/1);
+    * sentence: ``acc`` (the predicted class is right: 0/1).
+    """
+    n = len(gold)
+    kind = task.kind
+    out = {m: np.full(n, np.nan) for m in TASK_METRICS[kind]}
+    if kind == "distance":
+        for i, pred in enumerate(predictions):
+            gd = gold.distances(i)
+            pd = np.asarray(pred, dtype=np.float64)
+            m = gd.shape[0]
+            if m >= 2:
+                iu = np.triu_indices(m, k=1)
+                out["sdr"][i] = float(np.mean(np.rint(pd[iu]) == gd[iu]))
+                out["dspr"][i] = _mean_or_nan(metrics.row_spearman(pd, gd.astype(np.float64)))
+            out["uuas"][i] = _uuas_one(pd, gold.heads[i].tolist(), gd, gold.punct(i))
+    elif kind == "depth":
+        for i, pred in enumerate(predictions):
+            gd = gold.depths(i)
+            out["nspr"][i] = metrics.spearman(np.asarray(pred, float), gd) if gd.size > 1 else np.nan
+            out["root_acc"][i] = metrics.root_accuracy_from_depths(
+                [pred], [gold.root(i)], [gold.punct(i)])
+    elif kind == "tag":
+        targets = task.targets(gold)
+        for i, (pred, tg) in enumerate(zip(predictions, targets, strict=True)):
+            right = np.asarray(pred) == tg
+            out["words_right"][i] = float(right.sum())
+            out["acc"][i] = float(right.mean()) if right.size else np.nan
+    elif kind in ("select", "sentence"):
+        targets = task.targets(gold)
+        name = "root_acc" if kind == "select" else "acc"
+        out[name][:] = [float(int(p) == int(t)) for p, t in zip(predictions, targets, strict=True)]
+    else:  # pragma: no cover - every Task kind is handled above
+        raise ValueError(f"no per-sentence metrics for task kind {kind!r}")
+    return out
+
+
+def worst_case_drop(clean: np.ndarray, perturbed: np.ndarray) -> np.ndarray:
+    """Per sentence, the largest drop ``clean[i] - perturbed[i, j]`` over its variants ``j``.
+
+    ``clean`` (n,), ``perturbed`` (n, k) -> (n,); NaN where no variant (or the clean value) is
+    defined. A negative value means every variant scored better than the clean sentence.
+    """
+    drops = np.asarray(clean, float)[:, None] - np.asarray(perturbed, float)
+    out = np.full(drops.shape[0], np.nan)
+    ok = np.isfinite(drops).any(axis=1)
+    out[ok] = np.nanmax(drops[ok], axis=1)
+    return out
+
+
+def worst_case_distance(clean: np.ndarray, perturbed: np.ndarray) -> dict[str, np.ndarray]:
+    """Algorithm 1: per sentence, the largest l2 distance and the smallest cosine similarity
+    between the clean sentence vector and those of its variants.
+
+    ``clean`` (n, d), ``perturbed`` (n, k, d) -> ``{"l2": (n,), "cosine": (n,)}`` float64.
+    """
+    c = np.asarray(clean, np.float64)[:, None, :]
+    p = np.asarray(perturbed, np.float64)
+    l2 = np.linalg.norm(p - c, axis=-1)
+    denom = np.linalg.norm(c, axis=-1) * np.linalg.norm(p, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.where(denom > 0, (c * p).sum(-1) / np.where(denom > 0, denom, 1.0), np.nan)
+    worst_cos = np.where(np.isnan(cos), np.inf, cos).min(axis=1)
+    worst_cos[np.isinf(worst_cos)] = np.nan
+    return {"l2": l2.max(axis=1), "cosine": worst_cos}
+
+
+def adversarial_choice(errors: np.ndarray) -> np.ndarray:
+    """Per sentence, the variant with the largest error (first on ties). (n, k) -> (n,) int."""
+    e = np.where(np.isfinite(errors), errors, -np.inf)
+    return np.argmax(e, axis=1)

@@ -1,0 +1,104 @@
+"""The ``jabberwocky`` experiment (Hall Maudslay & Cotterell 2021) on slices of the EWT sample."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from synrob.perturb.data import resolve_input
+from synrob.perturb.errors import ParameterError
+from synrob.probe.experiments.base import Context
+from synrob.probe.experiments.jabberwocky import JabberwockyExperiment, summarize
+from synrob.probe.experiments.runner import run_experiment
+
+
+def write_slice(split: str, n: int, dest: Path) -> str:
+    """The first ``n`` sentences of the bundled sample's ``split`` as a CoNLL-U file."""
+    text = Path(resolve_input(f"sample:en_ewt:{split}")[0]).read_text(encoding="utf-8")
+    blocks = [b for b in text.split("\n\n") if b.strip()][:n]
+    path = dest / f"{split}-{n}.conllu"
+    path.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return str(path)
+
+
+def tiny(dest: Path, **extra: object) -> dict[str, object]:
+    """Parameters of a small but complete grid (MiniLM layer 2, every baseline, two draws)."""
+    return {"train": write_slice("train", 160, dest), "dev": write_slice("dev", 40, dest),
+            "test": write_slice("test", 60, dest), "layers": "2", "draws": 2,
+            "train_on": "clean,jabberwocky", "jabberwocky_layers": "2", "epochs": 2,
+            "patience": 1, "rank": 16, **extra}
+
+
+def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path) -> None:
+    exp = JabberwockyExperiment(**tiny(tmp_path))
+    ctx = Context(tmp_path / "out")
+    specs = exp.plan(ctx)
+    keys = [s.key for s in specs]
+    assert len({json.dumps(k, sort_keys=True, default=str) for k in keys}) == len(keys)
+    clean = [k for k in keys if k["kind"] == "probe" and k["train_on"] == "clean"]
+    jab = [k for k in keys if k["kind"] == "probe" and k["train_on"] == "jabberwocky"]
+    # (minilm L2, L0, fast+pos) x (structural, perceptron)
+    assert len(clean) == 6 and len(jab) == 12
+    assert {k["role"] for k in clean} == {"model", "layer0", "fast+pos"}
+    for k in clean:  # evaluated on clean test and every draw, trained on the clean train
+        assert set(k["tests"]) == {"clean", "jabberwocky-0", "jabberwocky-1"}
+        assert k["train"] == exp.options["train"]
+    for k in jab:
+        assert set(k["tests"]) == {"clean", f"jabberwocky-{k['draw']}"}
+        assert ".jabberwocky." in k["train"] and ".jabberwocky." in k["dev"]
+    assert len([k for k in keys if k["kind"] == "baselines"]) == 2
+    # draws are different files with the same trees
+    t0, t1 = (clean[0]["tests"][f"jabberwocky-{d}"] for d in (0, 1))
+    assert Path(t0).read_text() != Path(t1).read_text()
+    # another seed: other draws, other run keys
+    other = JabberwockyExperiment(**tiny(tmp_path)).plan(Context(tmp_path / "out", seed=1))
+    assert other[0].key["tests"]["jabberwocky-0"] != specs[0].key["tests"]["jabberwocky-0"]
+
+
+def test_bad_parameters_are_refused(tmp_path) -> None:
+    for bad in ({"probes": "mlp"}, {"baselines": "random"}, {"train_on": "noise"},
+                {"draws": 0}, {"layers": "9"}):
+        with pytest.raises(ParameterError):
+            JabberwockyExperiment(**tiny(tmp_path, **bad)).plan(Context(tmp_path / "o"))
+
+
+@pytest.mark.slow
+def test_runs_reports_and_resumes(tmp_path) -> None:
+    exp = JabberwockyExperiment(**tiny(tmp_path, probes="structural"))
+    out = tmp_path / "out"
+    res = run_experiment(exp, out, seed=0, device="cpu")
+    assert res.executed == len(res.runs) and res.reused == 0
+    rows = res.rows
+    assert all({"encoder", "layer", "task", "perturbation", "params", "metric", "value",
+                "seed"} <= set(r) for r in rows)
+    # word-blind baselines score the same on clean and Jabberwocky sentences (same trees)
+    path = {(r["test_on"], r["draw"]): r["value"] for r in rows
+            if r["role"] == "path" and r["metric"] == "uuas"}
+    assert len(path) == 3 and len(set(path.values())) == 1
+    model = [r for r in rows if r["role"] == "model" and r["split"] == "test"
+             and r["metric"] == "uuas" and r["train_on"] == "clean"]
+    assert {r["test_on"] for r in model} == {"clean", "jabberwocky"}
+    assert all(0.0 < r["value"] <= 1.0 for r in model)
+    summary = summarize(rows, ["structural"])
+    assert summary["best_layers"] == {"structural": 2}
+    entry = next(e for e in summary["entries"] if e["role"] == "model" and e["metric"] == "uuas")
+    assert len(entry["jab_draws"]) == 2
+    assert math.isclose(entry["drop"], entry["clean"] - entry["jab_mean"])
+    lead = next(x for x in summary["lead"] if x["metric"] == "uuas")
+    if lead["lead_clean"] > 0:
+        assert math.isclose(lead["lead_lost"],
+                            (lead["lead_clean"] - lead["lead_jab"]) / lead["lead_clean"])
+    assert {x["role"] for x in summary["train_on"]} == {"model", "layer0", "fast+pos"}
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "| structural | minilm L2 |" in report and "Training on Jabberwocky" in report
+    assert (out / "jabberwocky-bars.png").stat().st_size > 10_000
+    # a finished experiment is reused; a lost run (killed midway) is the only one redone
+    again = run_experiment(exp, out, seed=0, device="cpu")
+    assert again.executed == 0 and again.rows == rows
+    victim = sorted((out / "runs").glob("*.json"))[0]
+    victim.unlink()
+    third = run_experiment(exp, out, seed=0, device="cpu")
+    assert third.executed == 1 and victim.exists()
+    assert sorted(map(json.dumps, third.rows)) == sorted(map(json.dumps, rows))

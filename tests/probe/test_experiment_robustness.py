@@ -1,0 +1,143 @@
+"""The ``robustness`` experiment (La Malfa et al. Table 1): per-sentence metrics, worst cases,
+and a real run of the ``sample`` preset (GloVe, coPOS) through the CLI, resumed from cache."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from synrob.perturb.errors import ParameterError
+from synrob.probe import metrics
+from synrob.probe.experiments.robustness import (
+    RobustnessExperiment,
+    parse_limits,
+    parse_perturber_params,
+)
+from synrob.probe.experiments.robustness_metrics import (
+    adversarial_choice,
+    sentence_metrics,
+    worst_case_distance,
+    worst_case_drop,
+)
+from synrob.probe.tasks.base import load_gold
+from synrob.probe.tasks.classification import PosTask, RootTask, TreeDepthTask
+from synrob.probe.tasks.structural import DistanceTask
+
+
+@pytest.fixture(scope="module")
+def gold(sample_dev):
+    return load_gold(sample_dev, limit=40)
+
+
+def test_distance_sentence_metrics_match_corpus_metrics(gold) -> None:
+    task = DistanceTask()
+    rng = np.random.default_rng(0)
+    preds = []
+    for i in range(len(gold)):
+        d = gold.distances(i) + rng.normal(0, 0.7, (len(gold.heads[i]),) * 2)
+        preds.append((d + d.T) / 2)
+    per = sentence_metrics(task, gold, preds)
+    for i in (0, 5, 17):
+        single = type(gold)(gold.path, [gold.sent_ids[i]], [gold.forms[i]], [gold.upos[i]],
+                            [gold.xpos[i]], [gold.heads[i]])
+        corpus = task.evaluate(single, [preds[i]])
+        assert per["uuas"][i] == pytest.approx(corpus["uuas"], nan_ok=True)
+        assert per["sdr"][i] == pytest.approx(corpus["sdr"])
+    # perfect predictions score 1 everywhere they are defined
+    perfect = sentence_metrics(task, gold, [gold.distances(i) for i in range(len(gold))])
+    for name in ("uuas", "sdr", "dspr"):
+        vals = perfect[name][np.isfinite(perfect[name])]
+        assert vals.size and np.allclose(vals, 1.0)
+    assert np.nanmean(per["uuas"]) < 1.0
+
+
+def test_classification_sentence_metrics(gold) -> None:
+    pos = PosTask()
+    pos.fit(gold)
+    targets = pos.targets(gold)
+    wrong = [np.where(np.arange(t.size) == 0, (t + 1) % len(pos.labels), t) for t in targets]
+    per = sentence_metrics(pos, gold, wrong)
+    assert np.array_equal(per["words_right"], gold.lengths - 1)
+    corpus = pos.evaluate(gold, wrong)
+    assert per["words_right"].mean() == pytest.approx(corpus["words_right"])
+    root = RootTask()
+    roots = [np.array(gold.root(i)) for i in range(len(gold))]
+    assert sentence_metrics(root, gold, roots)["root_acc"].sum() == len(gold)
+    depth = TreeDepthTask()
+    depth.fit(gold)
+    assert set(sentence_metrics(depth, gold, depth.targets(gold))["acc"]) == {1.0}
+
+
+def test_worst_cases() -> None:
+    clean = np.array([0.8, 0.5, np.nan])
+    pert = np.array([[0.7, 0.2, 0.9], [np.nan, 0.6, 0.55], [0.1, 0.2, 0.3]])
+    drop = worst_case_drop(clean, pert)
+    assert drop[0] == pytest.approx(0.6) and drop[1] == pytest.approx(-0.05)
+    assert np.isnan(drop[2])
+    c = np.array([[1.0, 0.0], [0.0, 2.0]])
+    p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 2.0], [0.0, 4.0]]])
+    d = worst_case_distance(c, p)
+    assert d["l2"] == pytest.approx([np.sqrt(2), 2.0])
+    assert d["cosine"] == pytest.approx([0.0, 1.0])
+    assert list(adversarial_choice(np.array([[1, 3, 3], [np.nan, 0, 2]]))) == [1, 2]
+    assert metrics.spearman([1, 2, 3], [1, 2, 3]) == pytest.approx(1.0)
+
+
+def test_parameters() -> None:
+    assert parse_limits("coco=6, copos=0") == {"coco": 6, "copos": 0}
+    assert parse_perturber_params("coco.candidates=8; copos.upos=NOUN,VERB") == {
+        "coco": {"candidates": "8"}, "copos": {"upos": "NOUN,VERB"}}
+    with pytest.raises(ParameterError):
+        parse_limits("coco")
+    with pytest.raises(ParameterError):
+        parse_perturber_params("candidates=8")
+    exp = RobustnessExperiment.from_preset("default")
+    assert exp.options["test"] == "ud:en_ewt:test" and exp.list("budgets", int) == [1, 5, 10]
+    with pytest.raises(ParameterError):
+        RobustnessExperiment.from_preset("nope")
+
+
+@pytest.mark.slow
+def test_sample_preset_runs_and_resumes(cli, tmp_path) -> None:
+    out = tmp_path / "rob"
+    res = cli(["run", "robustness", "--preset", "sample", "-o", out, "-p", "test_limit=40"])
+    assert res.exit_code == 0, res.stderr
+    assert "ΔUUAS" in res.stdout and (out / "robustness-tau.png").stat().st_size > 10_000
+    data = json.loads((out / "results.json").read_text())
+    rows = data["rows"]
+    assert data["executed"] == 4
+    assert {r["task"] for r in rows} == {"distance", "pos", "root", "tree-depth"}
+    drops = {(r["task"], r["metric"], r["budget"]): r["value"] for r in rows
+             if r["metric"].startswith("drop_")}
+    for (_task, _metric, tau), value in drops.items():
+        assert tau in (1, 5) and np.isfinite(value)
+    # copos keeps trees, changes up to tau words, and the worst of 3 variants costs something
+    changed = {r["budget"]: r["value"] for r in rows if r["metric"] == "changed_words"}
+    assert 0.5 < changed[1] <= 1.0 and 1.0 < changed[5] <= 5.0
+    l2 = {r["budget"]: r["value"] for r in rows if r["metric"] == "l2" and r["task"] == "pos"}
+    assert 0 < l2[1] < l2[5]
+    assert drops[("pos", "drop_words_right", 5)] > 0
+    assert drops[("distance", "drop_uuas", 5)] > 0
+    for r in rows:
+        if r["metric"].startswith("drop_"):
+            assert {"encoder", "layer", "task", "perturbation", "params", "seed",
+                    "perturber_version", "encoder_version", "model"} <= set(r)
+    # finished: re-running only rebuilds the report
+    t0 = time.perf_counter()
+    again = cli(["run", "robustness", "--preset", "sample", "-o", out, "-p", "test_limit=40",
+                 "--json"])
+    assert again.exit_code == 0
+    assert json.loads(again.stdout)["executed"] == 0
+    assert time.perf_counter() - t0 < 20
+    # a run lost midway (its file missing) is the only one executed again
+    pos_run = next(r["id"] for r in data["runs"] if r["key"]["task"] == "pos")
+    (out / "runs" / f"{pos_run}.json").unlink()
+    third = cli(["run", "robustness", "--preset", "sample", "-o", out, "-p", "test_limit=40",
+                 "--json"])
+    redo = json.loads(third.stdout)
+    assert redo["executed"] == 1
+    assert sorted((r["metric"], r["budget"], r["value"]) for r in redo["rows"]
+                  if r["task"] == "pos") == sorted(
+        (r["metric"], r["budget"], r["value"]) for r in rows if r["task"] == "pos")

@@ -1,0 +1,103 @@
+"""The ``senteval`` experiment (Conneau et al. 2018, Table 2) on tasks built from the EWT sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from synrob.perturb.errors import ParameterError
+from synrob.perturb.plugins import get_registry
+from synrob.probe.experiments.base import Context
+from synrob.probe.experiments.runner import run_experiment
+from synrob.probe.experiments.senteval import SentEvalExperiment
+from synrob.probe.experiments.senteval_report import PAPER_TABLE2
+
+#: A small grid: two tasks, MiniLM layers 0 and 6, both classifiers, every baseline.
+SMALL = {"tasks": "SentLen,Tense", "encoders": "minilm", "layers": "0,6"}
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("senteval-run")
+    exp = SentEvalExperiment.from_preset("sample", **SMALL)
+    return run_experiment(exp, out, seed=0), out
+
+
+def test_registered_with_presets() -> None:
+    cls = get_registry().get("experiment", "senteval")
+    assert cls is SentEvalExperiment and "sample" in cls.presets
+    exp = SentEvalExperiment.from_preset("sample")
+    assert exp.options["treebanks"] == "sample:en_ewt"
+    assert exp.layer_plan() == {"minilm": [0, 6], "glove-6b-50d": [0]}
+    assert SentEvalExperiment().task_names()[0] == "SentLen"
+    assert SentEvalExperiment(tasks="bigram_shift,tense").task_names() == ["BShift", "Tense"]
+    with pytest.raises(ParameterError):
+        SentEvalExperiment(tasks="Parsing").task_names()
+
+
+def test_bad_names_are_refused(tmp_path: Path) -> None:
+    for bad in ({"baselines": "oracle"}, {"classifiers": "svm"}):
+        with pytest.raises(ParameterError):
+            SentEvalExperiment.from_preset("sample", **SMALL, **bad).prepare(Context(tmp_path))
+
+
+def test_sample_run_writes_the_table2_report(sample_run) -> None:
+    result, out = sample_run
+    for name in ("report.md", "results.json", "results.csv", "senteval-layers.png"):
+        assert (out / name).is_file(), name
+    # 2 tasks x (5 baselines + 2 layers x 2 classifiers) runs, a dev and a test row each
+    assert len(result.runs) == 18 and result.executed == 18
+    assert len(result.rows) == 36
+    test = {(r["row"], r["task"]): r["value"] for r in result.rows if r["split"] == "test"}
+    assert test[("length", "SentLen")] == 1.0
+    assert test[("majority", "Tense")] == pytest.approx(0.5, abs=0.05)
+    for layer in (0, 6):  # MiniLM knows the tense far better than chance
+        assert test[(f"minilm L{layer} mlp", "Tense")] > 0.7
+    assert test[("minilm L0 logreg", "SentLen")] > test[("majority", "SentLen")] + 0.2
+    mlp = [r for r in result.rows if r["classifier"] == "mlp" and r["split"] == "test"]
+    assert all(set(r["chosen"]) == {"hidden", "dropout"} for r in mlp)
+    assert all(r["model"] and r["encoder_version"] for r in mlp)
+    report = (out / "report.md").read_text()
+    assert "| row | SentLen | Tense |" in report
+    assert "| minilm L6 mlp |" in report and "| bov-glove |" in report
+    assert "BoV-fastText" in report and "chosen on dev" in report
+    assert set(PAPER_TABLE2) >= {"Majority vote", "Length", "NB-uni-tfidf", "NB-bi-tfidf"}
+    stats = json.loads(next((out / "data").glob("tasks-*/stats.json")).read_text())
+    assert stats["treebanks"] == ["sample:en_ewt"]
+
+
+def test_rerun_is_served_from_runs(sample_run) -> None:
+    first, out = sample_run
+    again = run_experiment(SentEvalExperiment.from_preset("sample", **SMALL), out, seed=0)
+    assert again.executed == 0 and again.reused == 18
+    assert [r["value"] for r in again.rows] == [r["value"] for r in first.rows]
+
+
+def test_toml_config_on_a_tasks_dir(sample_run, tmp_path: Path, cli) -> None:
+    _, out = sample_run
+    tasks_dir = next((out / "data").glob("tasks-*"))
+    config = tmp_path / "senteval.toml"
+    config.write_text(f"""
+experiment = "senteval"
+output = "{tmp_path / 'toml-out'}"
+
+[params]
+tasks_dir = "{tasks_dir}"
+tasks = ["Tense"]
+encoders = ["minilm"]
+layers = ["minilm:0"]
+classifiers = ["logreg"]
+baselines = ["majority", "nb-uni-tfidf"]
+""", encoding="utf-8")
+    res = cli(["run", str(config), "--json"])
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["experiment"] == "senteval" and data["executed"] == 3
+    rows = {r["row"]: r["value"] for r in data["rows"] if r["split"] == "test"}
+    assert set(rows) == {"majority", "nb-uni-tfidf", "minilm L0 logreg"}
+    # same task file, same features: the same number as the preset run
+    first = {(r["row"], r["task"]): r["value"] for r in sample_run[0].rows
+             if r["split"] == "test"}
+    assert rows["minilm L0 logreg"] == first[("minilm L0 logreg", "Tense")]
+    assert (tmp_path / "toml-out" / "report.md").is_file()
