@@ -119,7 +119,8 @@ def test_iter_pseudowords_skips_taken_forms(real: RealWordFilter) -> None:
 
 
 @pytest.mark.slow
-def test_load_lexicon_caches_on_disk(real: RealWordFilter) -> None:
+def test_load_lexicon_caches_on_disk(real: RealWordFilter, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path))  # a cache of its own: earlier runs left none
     path = lexicon_path(11, 150)
     assert not path.exists()
     lex = load_lexicon(11, 150)
