@@ -238,23 +238,39 @@ class TransformerEncoder(Encoder):
             raise ParameterError(f"window {self.max_tokens} is too small for this tokenizer")
 
     # ------------------------------------------------------------------ tokenization
-    def _tokenize(self, sents: Sequence[Sequence[str]]) -> Any:
+    def _tokenize(self, sents: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(input ids, word id per token, -1 for special tokens)`` per pre-split sentence.
+
+        Calls the fast tokenizer's Rust backend directly (``encode_batch`` on pre-tokenized
+        input, exactly what ``tokenizer(..., is_split_into_words=True)`` calls) with
+        truncation and padding off: that skips transformers' per-sentence Python conversion,
+        which cost as much as the tokenization itself.
+        """
         if self._prefix_space:
             sents = [[" " + w for w in s] for s in sents]
-        return self.tokenizer(
-            [list(s) for s in sents], is_split_into_words=True, add_special_tokens=True,
-        )
+        batch = [list(s) for s in sents]
+        backend = getattr(self.tokenizer, "_tokenizer", None)
+        if backend is not None and hasattr(backend, "encode_batch"):
+            if backend.truncation is not None:
+                backend.no_truncation()
+            if backend.padding is not None:
+                backend.no_padding()
+            encs = backend.encode_batch(batch, add_special_tokens=True, is_pretokenized=True)
+            return [(np.asarray(e.ids, dtype=np.int64),
+                     np.asarray([-1 if w is None else w for w in e.word_ids], dtype=np.int64))
+                    for e in encs]
+        enc = self.tokenizer(batch, is_split_into_words=True, add_special_tokens=True)
+        return [(np.asarray(enc["input_ids"][i], dtype=np.int64),
+                 np.asarray([-1 if w is None else w for w in enc.word_ids(i)], dtype=np.int64))
+                for i in range(len(batch))]
 
     def sequences(self, batch: Sequence[Sequence[str]]) -> list[Sequence_]:
         """Model inputs for ``batch``: one per sentence, or overlapping windows when too long."""
         self.load()
         offsets = word_offsets(batch)
-        enc = self._tokenize(batch)
         limit = self.max_tokens
         out: list[Sequence_] = []
-        for i in range(len(batch)):
-            ids = np.asarray(enc["input_ids"][i], dtype=np.int64)
-            wid = np.array([-1 if w is None else w for w in enc.word_ids(i)], dtype=np.int64)
+        for i, (ids, wid) in enumerate(self._tokenize(batch)):
             if len(ids) <= limit:
                 target = np.where(wid >= 0, wid + offsets[i], -1)
                 out.append(Sequence_(ids, target, i))
@@ -298,11 +314,11 @@ class TransformerEncoder(Encoder):
                 better = inside & (ctx > score)
             best[better] = k
             score[better] = ctx[better]
-        enc = self._tokenize([list(words[a:b]) for a, b in spans])
+        encs = self._tokenize([list(words[a:b]) for a, b in spans])
         out = []
         for k, (a, _b) in enumerate(spans):
-            ids = np.asarray(enc["input_ids"][k], dtype=np.int64)
-            w = np.array([-1 if x is None else x + a for x in enc.word_ids(k)], dtype=np.int64)
+            ids, w = encs[k]
+            w = np.where(w >= 0, w + a, -1)
             if len(ids) > self.max_tokens:  # one word longer than a window: keep its head
                 keep = np.r_[np.arange(self.max_tokens - self._n_suffix),
                              np.arange(len(ids) - self._n_suffix, len(ids))]
