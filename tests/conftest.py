@@ -80,3 +80,20 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
         monkeypatch.setenv("SYNROB_CACHE", str(tmp_path_factory.getbasetemp() / "synrob-cache"))
     if "SYNROB_DATA" not in os.environ and (EWT_DIR.parent.parent).is_dir():
         monkeypatch.setenv("SYNROB_DATA", str(EWT_DIR.parent.parent))  # ud:en_ewt:SPLIT
+
+
+def _write_sample_slice(split: str, n: int, dest: Path) -> str:
+    """The first ``n`` sentences of the bundled sample's ``split`` as a CoNLL-U file in ``dest``."""
+    from synrob.perturb.data import resolve_input
+
+    text = Path(resolve_input(f"sample:en_ewt:{split}")[0]).read_text(encoding="utf-8")
+    blocks = [b for b in text.split("\n\n") if b.strip()][:n]
+    path = dest / f"{split}-{n}.conllu"
+    path.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def sample_slice():
+    """``sample_slice(split, n, dest) -> path``: a small slice of the bundled EWT sample."""
+    return _write_sample_slice

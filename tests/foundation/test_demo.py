@@ -7,20 +7,9 @@ here the preset is narrowed to slices of the sample so the command's behaviour i
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from synrob.perturb.data import resolve_input
 from synrob.probe.experiments.jabberwocky import JabberwockyExperiment
-
-
-def write_slice(split: str, n: int, dest: Path) -> str:
-    """The first ``n`` sentences of the bundled sample's ``split`` as a CoNLL-U file."""
-    text = Path(resolve_input(f"sample:en_ewt:{split}")[0]).read_text(encoding="utf-8")
-    blocks = [b for b in text.split("\n\n") if b.strip()][:n]
-    path = dest / f"{split}-{n}.conllu"
-    path.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
-    return str(path)
 
 
 def test_demo_preset_is_the_paper_setup_on_the_sample() -> None:
@@ -34,10 +23,10 @@ def test_demo_preset_is_the_paper_setup_on_the_sample() -> None:
 
 
 @pytest.mark.slow
-def test_demo_runs_prints_the_table_and_resumes(cli, tmp_path, monkeypatch) -> None:
+def test_demo_runs_prints_the_table_and_resumes(cli, tmp_path, monkeypatch, sample_slice) -> None:
     small = {**JabberwockyExperiment.presets["demo"],
-             "train": write_slice("train", 120, tmp_path), "dev": write_slice("dev", 30, tmp_path),
-             "test": write_slice("test", 40, tmp_path), "layers": "2,3",
+             "train": sample_slice("train", 120, tmp_path), "dev": sample_slice("dev", 30, tmp_path),
+             "test": sample_slice("test", 40, tmp_path), "layers": "2,3",
              "probes": "structural", "epochs": 2, "rank": 16}
     monkeypatch.setitem(JabberwockyExperiment.presets, "demo", small)
     out = tmp_path / "demo"

@@ -7,31 +7,27 @@ import math
 from pathlib import Path
 
 import pytest
-from synrob.perturb.data import resolve_input
 from synrob.perturb.errors import ParameterError
 from synrob.probe.experiments.base import Context
 from synrob.probe.experiments.jabberwocky import JabberwockyExperiment, summarize
 from synrob.probe.experiments.runner import run_experiment
 
 
-def write_slice(split: str, n: int, dest: Path) -> str:
-    """The first ``n`` sentences of the bundled sample's ``split`` as a CoNLL-U file."""
-    text = Path(resolve_input(f"sample:en_ewt:{split}")[0]).read_text(encoding="utf-8")
-    blocks = [b for b in text.split("\n\n") if b.strip()][:n]
-    path = dest / f"{split}-{n}.conllu"
-    path.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
-    return str(path)
+@pytest.fixture
+def tiny(sample_slice):
+    """``tiny(dest, **extra)``: parameters of a small but complete grid (MiniLM layer 2, every
+    baseline, two draws) on slices of the bundled sample."""
+
+    def make(dest: Path, **extra: object) -> dict[str, object]:
+        return {"train": sample_slice("train", 160, dest), "dev": sample_slice("dev", 40, dest),
+                "test": sample_slice("test", 60, dest), "layers": "2", "draws": 2,
+                "train_on": "clean,jabberwocky", "jabberwocky_layers": "2", "epochs": 2,
+                "patience": 1, "rank": 16, **extra}
+
+    return make
 
 
-def tiny(dest: Path, **extra: object) -> dict[str, object]:
-    """Parameters of a small but complete grid (MiniLM layer 2, every baseline, two draws)."""
-    return {"train": write_slice("train", 160, dest), "dev": write_slice("dev", 40, dest),
-            "test": write_slice("test", 60, dest), "layers": "2", "draws": 2,
-            "train_on": "clean,jabberwocky", "jabberwocky_layers": "2", "epochs": 2,
-            "patience": 1, "rank": 16, **extra}
-
-
-def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path) -> None:
+def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path, tiny) -> None:
     exp = JabberwockyExperiment(**tiny(tmp_path))
     ctx = Context(tmp_path / "out")
     specs = exp.plan(ctx)
@@ -57,7 +53,7 @@ def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path
     assert other[0].key["tests"]["jabberwocky-0"] != specs[0].key["tests"]["jabberwocky-0"]
 
 
-def test_bad_parameters_are_refused(tmp_path) -> None:
+def test_bad_parameters_are_refused(tmp_path, tiny) -> None:
     for bad in ({"probes": "mlp"}, {"baselines": "random"}, {"train_on": "noise"},
                 {"draws": 0}, {"layers": "9"}):
         with pytest.raises(ParameterError):
@@ -65,7 +61,7 @@ def test_bad_parameters_are_refused(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_runs_reports_and_resumes(tmp_path) -> None:
+def test_runs_reports_and_resumes(tmp_path, tiny) -> None:
     exp = JabberwockyExperiment(**tiny(tmp_path, probes="structural"))
     out = tmp_path / "out"
     res = run_experiment(exp, out, seed=0, device="cpu")
