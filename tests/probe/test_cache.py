@@ -153,3 +153,25 @@ def test_transformer_chunks_written_straight_to_float16_memmaps(ewt_dev, tmp_pat
         for pooling, states in (("first", ref.first), ("last", ref.last)):
             np.testing.assert_allclose(rs.sentence_vectors(layer, pooling), states[li],
                                        atol=2e-2, rtol=2e-3)
+
+
+def test_prefault_keeps_contents_of_memmap_views(tmp_path) -> None:
+    """prefault (MADV_POPULATE_WRITE) maps pages ahead of writes and never changes data."""
+    prefault = cache_mod.prefault
+    path = tmp_path / "x.npy"
+    full = np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(5000, 384))
+    full[:] = np.arange(5000, dtype=np.float16)[:, None]
+    full.flush()
+    del full
+    offset = int(np.load(path, mmap_mode="r").offset)
+    # an unaligned window, as EntryWriter.chunk_views makes them
+    view = np.memmap(path, dtype=np.float16, mode="r+", offset=offset + 123 * 384 * 2,
+                     shape=(777, 384))
+    before = np.array(view)
+    prefault([view, np.zeros((0, 384), np.float16), np.ones((10, 4), np.float32)])
+    assert np.array_equal(np.array(view), before)
+    view[:] = 7
+    view.flush()
+    del view
+    back = np.load(path)
+    assert (back[123:900] == 7).all() and back[122, 0] == 122 and back[900, 0] == 900

@@ -222,11 +222,13 @@ def encode_corpus(
     t0 = time.perf_counter()
     with _cache.EntryWriter(key, key_meta, layers=layer_list, offsets=offsets, dim=enc.dim,
                             dtype=dtype, chunking=bounds, sentence_states=sentence_states,
-                            info=info) as writer, ThreadPoolExecutor(1) as io_thread:
+                            info=info) as writer, ThreadPoolExecutor(2) as io_thread:
         # The encoder writes each chunk straight into float16 memmaps of the cache files (no
         # float32 corpus copy, no pwrite); the fdatasync + progress record of finished chunks
         # runs on the io thread, overlapping the next forward passes, so that the final flush
-        # only has the last chunk left. The main thread never waits on a flush.
+        # only has the last chunk left. The main thread never waits on a flush. The chunk's
+        # pages are faulted in on the other io thread while the encoder tokenizes and runs its
+        # first forward passes, so its writes do not page-fault one 4 KiB page at a time.
         flushing: Future[None] | None = None
         owed = False
         try:
@@ -234,7 +236,12 @@ def encode_corpus(
                 a, b = bounds[c], bounds[c + 1]
                 if c not in writer.done:
                     words, first, last = writer.chunk_views(a, b)
-                    oov = enc.encode_into(sents[a:b], layer_list, words, first, last)
+                    faulting = io_thread.submit(_cache.prefault,
+                                                [*words, *(first or []), *(last or [])])
+                    try:
+                        oov = enc.encode_into(sents[a:b], layer_list, words, first, last)
+                    finally:
+                        faulting.result()  # before the views are unmapped
                     del words, first, last  # unmap: only one chunk's pages are ever mapped
                     owed = writer.mark_done(c, oov) or owed
                     if owed and (flushing is None or flushing.done()):
