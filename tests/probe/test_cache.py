@@ -175,3 +175,59 @@ def test_prefault_keeps_contents_of_memmap_views(tmp_path) -> None:
     del view
     back = np.load(path)
     assert (back[123:900] == 7).all() and back[122, 0] == 122 and back[900, 0] == 900
+
+
+def test_entries_of_another_boot_are_trusted_only_if_synced(ewt_dev, tmp_path, monkeypatch):
+    """Pages not yet on disk die only with the OS: the boot id tells which entries to trust."""
+    import time
+
+    corpus = _small_corpus(ewt_dev, tmp_path, 120)
+    monkeypatch.setattr(reps, "CHUNK_WORDS", 200)
+    if cache_mod.boot_id() is None:
+        pytest.skip("no boot id on this system: every chunk is fdatasynced instead")
+    rs = reps.encode_corpus("glove-6b-50d", corpus)
+    entry = rs.cache_path
+    index = json.loads((entry / "index.json").read_text())
+    assert index["boot_id"] == cache_mod.boot_id()
+    for _ in range(100):  # the background sync drops its marker
+        if (entry / cache_mod.SYNCED).is_file():
+            break
+        time.sleep(0.05)
+    assert (entry / cache_mod.SYNCED).is_file()
+    key = entry.name
+    # as if the machine rebooted: a synced entry is still served ...
+    monkeypatch.setattr(cache_mod, "boot_id", lambda: "another-boot")
+    assert cache_mod.lookup(key) == entry
+    # ... an entry whose sync never finished is dropped and encoded again
+    (entry / cache_mod.SYNCED).unlink()
+    assert cache_mod.lookup(key) is None and not entry.exists()
+    again = reps.encode_corpus("glove-6b-50d", corpus)
+    assert json.loads((again.cache_path / "index.json").read_text())["boot_id"] == "another-boot"
+    np.testing.assert_array_equal(again.layer_matrix(0)[0], rs.layer_matrix(0)[0])
+
+
+def test_partial_entry_of_another_boot_starts_over(ewt_dev, tmp_path, monkeypatch):
+    corpus = _small_corpus(ewt_dev, tmp_path, 300)
+    monkeypatch.setattr(reps, "CHUNK_WORDS", 200)
+    calls: list[int] = []
+    real = StaticEncoder.encode_flat
+
+    def failing(self, batch, layers):
+        calls.append(len(batch))
+        if len(calls) == 4:
+            raise _Boom("machine went down")
+        return real(self, batch, layers)
+
+    monkeypatch.setattr(StaticEncoder, "encode_flat", failing)
+    with pytest.raises(_Boom):
+        reps.encode_corpus("glove-6b-50d", corpus)
+    monkeypatch.setattr(cache_mod, "boot_id", lambda: "another-boot")
+    calls.clear()
+
+    def counting(self, batch, layers):
+        calls.append(len(batch))
+        return real(self, batch, layers)
+
+    monkeypatch.setattr(StaticEncoder, "encode_flat", counting)
+    rs = reps.encode_corpus("glove-6b-50d", corpus)
+    assert len(calls) == len(reps._chunks(rs.offsets, 200)) - 1  # nothing was resumed

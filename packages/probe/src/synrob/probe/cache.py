@@ -14,8 +14,17 @@ The key hashes the encoder identity, layer set, pooling, storage dtype and the S
 corpus file. An entry becomes visible only by ``os.replace`` of the finished ``.partial``
 directory, so a reader never sees a half-written entry. The encoder writes each chunk straight
 into memory maps of the chunk's rows of preallocated ``.npy`` files (page cache, not process
-memory; only one chunk mapped at a time); a chunk is recorded in ``progress.json`` after an
-``fdatasync``, so an interrupted run resumes after the last recorded chunk.
+memory; only one chunk mapped at a time); a chunk is recorded in ``progress.json`` once
+written, so an interrupted run resumes after the last recorded chunk.
+
+Durability without waiting for the disk: written pages live in the kernel's page cache, so they
+survive the writing process being killed; only an operating-system crash can lose them. So
+``progress.json`` and ``index.json`` record the kernel's boot id, and a partial entry or a
+published entry from another boot is trusted only if it was synced to disk: after publishing,
+:func:`make_durable` (on a background thread) ``fdatasync``s the files and drops a ``synced``
+marker. A partial entry from another boot is started over; a published one from another boot
+without the marker is discarded and encoded again. Where no boot id is available (not Linux)
+every chunk is ``fdatasync``ed before it is recorded, as before.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from synrob.perturb.errors import SynrobError
 
 __all__ = [
     "CACHE_FORMAT",
+    "make_durable",
     "prefault",
     "cache_root",
     "corpus_hash",
@@ -89,10 +99,67 @@ def _write_json(path: Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
+@functools.cache
+def boot_id() -> str | None:
+    """This boot's id (Linux ``/proc/sys/kernel/random/boot_id``), or None elsewhere."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+SYNCED = "synced"  # marker file: every file of the entry is on disk
+
+
+def _trusted(d: Path, index: Mapping[str, Any]) -> bool:
+    """Written in this boot (page cache is authoritative) or synced to disk before."""
+    written_in = index.get("boot_id")
+    return written_in is None or written_in == boot_id() or (d / SYNCED).is_file()
+
+
 def lookup(key: str, root: Path | None = None) -> Path | None:
-    """The finished entry directory of ``key``, or None."""
-    d = (root or cache_root()) / key
-    return d if (d / "index.json").is_file() else None
+    """The finished entry directory of ``key``, or None.
+
+    An entry published in another boot that was never synced to disk (the machine went down
+    before :func:`make_durable` finished) may hold lost pages: it is removed and None returned.
+    """
+    root = root or cache_root()
+    d = root / key
+    index = _read_json(d / "index.json")
+    if index is None:
+        return None
+    if not _trusted(d, index):
+        with _locked(root / f"{key}.lock"):
+            shutil.rmtree(d, ignore_errors=True)
+        return None
+    return d
+
+
+def make_durable(entry: Path) -> None:
+    """``fdatasync`` every file of a published entry, then write its ``synced`` marker.
+
+    Meant for a background thread: an entry removed meanwhile (``synrob cache clear``) is no
+    error, and a process that exits first only leaves the marker unwritten.
+    """
+    with contextlib.suppress(OSError):
+        _sync_entry(entry)
+
+
+def _sync_entry(entry: Path) -> None:
+    for f in sorted(entry.iterdir()):
+        if f.is_file() and f.name != SYNCED:
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+    marker = entry / SYNCED
+    marker.write_text(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n", encoding="utf-8")
+    fd = os.open(entry, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -165,7 +232,7 @@ class EntryWriter:
     an interrupted run with the same key meta and chunking is resumed.
     """
 
-    FLUSH_EVERY = 1  # chunks between fdatasync + progress record (on a background thread)
+    FLUSH_EVERY = 1  # chunks between progress records (on a background thread)
 
     def __init__(self, key: str, key_meta: Mapping[str, Any], *, layers: list[int],
                  offsets: np.ndarray, dim: int, dtype: str, chunking: list[int],
@@ -181,8 +248,10 @@ class EntryWriter:
         self.offsets = offsets
         self.dim = dim
         self.dtype = np.dtype(dtype)
+        # a partial entry of another boot may have lost pages: its progress does not match
         self.progress_meta = {"key": dict(key_meta), "chunking": chunking, "dim": dim,
-                              "sentence_states": sentence_states}
+                              "sentence_states": sentence_states, "boot_id": boot_id()}
+        self.sync_chunks = boot_id() is None  # no boot id: make each chunk durable
         self.sentence_states = sentence_states
         self.info = dict(info or {})
         self.done: dict[int, int] = {}  # chunk -> oov count
@@ -247,10 +316,12 @@ class EntryWriter:
         """Make written chunks durable and record them (or the snapshot ``done``) as done.
 
         Safe to run on a background thread while the next chunk is written, given a snapshot
-        of :attr:`done` taken after the recorded chunks were written.
+        of :attr:`done` taken after the recorded chunks were written. The files are
+        ``fdatasync``ed only without a boot id (see the module docstring).
         """
-        for fd, _ in self._fds.values():
-            os.fdatasync(fd)
+        if self.sync_chunks:
+            for fd, _ in self._fds.values():
+                os.fdatasync(fd)
         self._record(done)
 
     # ------------------------------------------------------------------ writing
@@ -296,6 +367,7 @@ class EntryWriter:
         index["created"] = time.strftime("%Y-%m-%dT%H:%M:%S")
         index["files"] = sorted(self._files())
         index["sentence_states"] = self.sentence_states
+        index["boot_id"] = boot_id()
         _write_json(self.partial / "index.json", index)
         (self.partial / "progress.json").unlink(missing_ok=True)
         if self.final.exists():  # written meanwhile by another process without the lock

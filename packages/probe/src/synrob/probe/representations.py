@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import platform
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -270,4 +271,7 @@ def encode_corpus(
             "versions": _versions(),
         }
         final = writer.finish(meta)
+    if _cache.boot_id() is not None:  # sync to disk off the critical path (see cache.py)
+        threading.Thread(target=_cache.make_durable, args=(final,), daemon=True,
+                         name=f"synrob-sync-{final.name}").start()
     return RepresentationSet(final)
