@@ -67,20 +67,28 @@ class _Boom(RuntimeError):
     pass
 
 
+_REAL_ENCODE = StaticEncoder.encode_flat
+
+
+def _patch_encode(monkeypatch, fail_at: int | None = None) -> list[int]:
+    """Count StaticEncoder.encode_flat calls (batch sizes); raise _Boom at call ``fail_at``."""
+    calls: list[int] = []
+
+    def fake(self, batch, layers):
+        calls.append(len(batch))
+        if fail_at is not None and len(calls) == fail_at:
+            raise _Boom("interrupted")
+        return _REAL_ENCODE(self, batch, layers)
+
+    monkeypatch.setattr(StaticEncoder, "encode_flat", fake)
+    return calls
+
+
 def test_interrupted_run_resumes_where_it_stopped(ewt_dev, tmp_path, monkeypatch):
     corpus = _small_corpus(ewt_dev, tmp_path, 300)
     monkeypatch.setattr(reps, "CHUNK_WORDS", 200)
     monkeypatch.setattr(cache_mod.EntryWriter, "FLUSH_EVERY", 1)
-    calls: list[int] = []
-    real = StaticEncoder.encode_flat
-
-    def failing(self, batch, layers):
-        calls.append(len(batch))
-        if len(calls) == 6:
-            raise _Boom("interrupted")
-        return real(self, batch, layers)
-
-    monkeypatch.setattr(StaticEncoder, "encode_flat", failing)
+    _patch_encode(monkeypatch, fail_at=6)
     with pytest.raises(_Boom):
         reps.encode_corpus("glove-6b-50d", corpus)
     entries = cache_mod.list_entries()
@@ -89,16 +97,11 @@ def test_interrupted_run_resumes_where_it_stopped(ewt_dev, tmp_path, monkeypatch
                                       and e["corpus"] == str(corpus)]
     prog = json.loads((Path(partial[0]["path"]) / "progress.json").read_text())
     assert len(prog["done"]) == 5
-    calls.clear()
-    def counting(self, batch, layers):
-        calls.append(len(batch))
-        return real(self, batch, layers)
-
-    monkeypatch.setattr(StaticEncoder, "encode_flat", counting)
+    calls = _patch_encode(monkeypatch)
     rs = reps.encode_corpus("glove-6b-50d", corpus)
     n_chunks = len(reps._chunks(rs.offsets, 200)) - 1
     assert len(calls) == n_chunks - 5  # only the missing chunks were encoded
-    ref = real(StaticEncoder(path=_glove_dir()), reps.read_words(corpus), [0])
+    ref = _REAL_ENCODE(StaticEncoder(path=_glove_dir()), reps.read_words(corpus), [0])
     np.testing.assert_allclose(rs.layer_matrix(0)[0], ref.words[0], atol=2e-3)
     assert not Path(partial[0]["path"]).exists()
 
@@ -209,25 +212,10 @@ def test_entries_of_another_boot_are_trusted_only_if_synced(ewt_dev, tmp_path, m
 def test_partial_entry_of_another_boot_starts_over(ewt_dev, tmp_path, monkeypatch):
     corpus = _small_corpus(ewt_dev, tmp_path, 300)
     monkeypatch.setattr(reps, "CHUNK_WORDS", 200)
-    calls: list[int] = []
-    real = StaticEncoder.encode_flat
-
-    def failing(self, batch, layers):
-        calls.append(len(batch))
-        if len(calls) == 4:
-            raise _Boom("machine went down")
-        return real(self, batch, layers)
-
-    monkeypatch.setattr(StaticEncoder, "encode_flat", failing)
+    _patch_encode(monkeypatch, fail_at=4)  # the machine went down
     with pytest.raises(_Boom):
         reps.encode_corpus("glove-6b-50d", corpus)
     monkeypatch.setattr(cache_mod, "boot_id", lambda: "another-boot")
-    calls.clear()
-
-    def counting(self, batch, layers):
-        calls.append(len(batch))
-        return real(self, batch, layers)
-
-    monkeypatch.setattr(StaticEncoder, "encode_flat", counting)
+    calls = _patch_encode(monkeypatch)
     rs = reps.encode_corpus("glove-6b-50d", corpus)
     assert len(calls) == len(reps._chunks(rs.offsets, 200)) - 1  # nothing was resumed
