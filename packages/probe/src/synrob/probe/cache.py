@@ -145,21 +145,20 @@ def make_durable(entry: Path) -> None:
         _sync_entry(entry)
 
 
+def _sync_path(path: Path, sync: Any = os.fdatasync) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        sync(fd)
+    finally:
+        os.close(fd)
+
+
 def _sync_entry(entry: Path) -> None:
     for f in sorted(entry.iterdir()):
         if f.is_file() and f.name != SYNCED:
-            fd = os.open(f, os.O_RDONLY)
-            try:
-                os.fdatasync(fd)
-            finally:
-                os.close(fd)
-    marker = entry / SYNCED
-    marker.write_text(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n", encoding="utf-8")
-    fd = os.open(entry, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+            _sync_path(f)
+    (entry / SYNCED).write_text(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n", encoding="utf-8")
+    _sync_path(entry, os.fsync)  # the directory: the marker's entry
 
 
 @contextlib.contextmanager

@@ -24,7 +24,8 @@ from synrob.perturb.errors import ParameterError, SynrobError
 from . import cache as _cache
 from .encoders.base import Encoder, resolve_layers
 
-__all__ = ["encode_corpus", "RepresentationSet", "read_words", "SENTENCE_POOLINGS"]
+__all__ = ["encode_corpus", "package_versions", "RepresentationSet", "read_words",
+           "SENTENCE_POOLINGS"]
 
 SENTENCE_POOLINGS = ("mean", "max", "first", "last")
 #: Words per chunk: the unit of resumption and the span the encoder sorts by length.
@@ -147,9 +148,10 @@ def _resolve_source(source: str | Path) -> Path:
     return paths[0]
 
 
-def _versions() -> dict[str, str]:
+def package_versions(dists: Sequence[str]) -> dict[str, str]:
+    """The Python version and the installed version of each distribution in ``dists``."""
     out = {"python": platform.python_version()}
-    for dist in ("synrob-probe", "torch", "transformers", "tokenizers", "gensim", "numpy"):
+    for dist in dists:
         with contextlib.suppress(PackageNotFoundError):
             out[dist] = version(dist)
     return out
@@ -225,11 +227,11 @@ def encode_corpus(
                             dtype=dtype, chunking=bounds, sentence_states=sentence_states,
                             info=info) as writer, ThreadPoolExecutor(2) as io_thread:
         # The encoder writes each chunk straight into float16 memmaps of the cache files (no
-        # float32 corpus copy, no pwrite); the fdatasync + progress record of finished chunks
-        # runs on the io thread, overlapping the next forward passes, so that the final flush
-        # only has the last chunk left. The main thread never waits on a flush. The chunk's
-        # pages are faulted in on the other io thread while the encoder tokenizes and runs its
-        # first forward passes, so its writes do not page-fault one 4 KiB page at a time.
+        # float32 corpus copy, no pwrite). The progress record of finished chunks (and, without
+        # a boot id, their fdatasync; see cache.py) runs on an io thread, overlapping the next
+        # forward passes; the main thread never waits on it. The chunk's pages are faulted in
+        # on the other io thread while the encoder tokenizes and runs its first forward
+        # passes, so its writes do not page-fault one 4 KiB page at a time.
         flushing: Future[None] | None = None
         owed = False
         try:
@@ -268,7 +270,8 @@ def encode_corpus(
             "n_words": int(offsets[-1]),
             "dim": enc.dim,
             "seconds": round(time.perf_counter() - t0, 3),
-            "versions": _versions(),
+            "versions": package_versions(("synrob-probe", "torch", "transformers",
+                                          "tokenizers", "gensim", "numpy")),
         }
         final = writer.finish(meta)
     if _cache.boot_id() is not None:  # sync to disk off the critical path (see cache.py)

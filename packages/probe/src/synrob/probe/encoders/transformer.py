@@ -13,7 +13,7 @@ Pipeline for a batch of sentences (lists of syntactic words):
 4. Subwords are pooled into words (``mean``, ``first``, ``last``) with one gather, one
    ``index_add_`` and one cast over all layers of the whole batch, then ``index_copy_``-ed
    straight into the output arrays (float16 cache memmaps in :func:`encode_corpus`) - no
-   per-word or per-sentence Python loop; these small ops run on one torch thread.
+   per-word or per-sentence Python loop.
 """
 
 from __future__ import annotations

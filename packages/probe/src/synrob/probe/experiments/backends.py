@@ -2,7 +2,8 @@
 
 Every backend calls the same :func:`execute_run` on an experiment instance shipped by value
 (cloudpickle bytes, so experiments defined in ``__main__``, notebooks or tests work on every
-engine), so results are identical whichever runs them; only the driver writes run files (see :mod:`.runner`).
+engine), so results are identical whichever runs them; only the driver writes run files (see
+:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -32,10 +33,24 @@ def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context) -> tuple[li
 
 
 def _execute_pickled(payload: bytes) -> tuple[list[Row], float]:
-    """:func:`execute_run` on a cloudpickled ``(experiment, spec, ctx)`` (pool workers)."""
+    """:func:`execute_run` on a cloudpickled ``(experiment, spec, ctx)`` (any worker)."""
     import cloudpickle
 
     return execute_run(*cloudpickle.loads(payload))
+
+
+def _shipped(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context
+             ) -> list[tuple[str, RunSpec, bytes]]:
+    """``(run id, spec, payload)`` per run, the payload for :func:`_execute_pickled`.
+
+    cloudpickle ships the experiment by value: the process pool, dask (which pickles by
+    reference when it can) and ray (which vendors its own cloudpickle) would otherwise need
+    to import its class, which fails for experiments defined in ``__main__`` or tests.
+    """
+    import cloudpickle
+
+    wctx = ctx.for_worker()
+    return [(run_id, spec, cloudpickle.dumps((experiment, spec, wctx))) for run_id, spec in todo]
 
 
 def _init_worker(threads: int) -> None:
@@ -76,14 +91,11 @@ def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Con
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    import cloudpickle  # like dask and ray: experiments defined in __main__ or tests work too
-
     threads = max(1, (os.cpu_count() or 1) // workers)
-    wctx = ctx.for_worker()
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_init_worker, initargs=(threads,)) as pool:
-        futures = {pool.submit(_execute_pickled, cloudpickle.dumps((experiment, spec, wctx))):
-                   (run_id, spec) for run_id, spec in todo}
+        futures = {pool.submit(_execute_pickled, payload): (run_id, spec)
+                   for run_id, spec, payload in _shipped(experiment, todo, ctx)}
         for fut in as_completed(futures):
             run_id, spec = futures[fut]
             rows, seconds = fut.result()
@@ -105,13 +117,10 @@ def _dask(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Cont
                                dashboard_address=None)
         client = Client(cluster)
     try:
-        import cloudpickle  # dask pickles by reference when it can; ship the instance by value
-
-        wctx = ctx.for_worker()
         futures = {}
-        for run_id, spec in todo:
-            fut = client.submit(_execute_pickled, cloudpickle.dumps((experiment, spec, wctx)),
-                                pure=False, key=f"synrob-{experiment.name}-{run_id}")
+        for run_id, spec, payload in _shipped(experiment, todo, ctx):
+            fut = client.submit(_execute_pickled, payload, pure=False,
+                                key=f"synrob-{experiment.name}-{run_id}")
             futures[fut] = (run_id, spec)
         for fut in as_completed(list(futures)):
             run_id, spec = futures[fut]
@@ -137,12 +146,9 @@ def _ray(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Conte
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True
     try:
-        import cloudpickle  # ray vendors its own cloudpickle; ship the instance by value
-
         remote = ray.remote(num_cpus=1)(_execute_pickled)
-        wctx = ctx.for_worker()
-        pending = {remote.remote(cloudpickle.dumps((experiment, spec, wctx))): (run_id, spec)
-                   for run_id, spec in todo}
+        pending = {remote.remote(payload): (run_id, spec)
+                   for run_id, spec, payload in _shipped(experiment, todo, ctx)}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:

@@ -15,19 +15,17 @@ rebuilds the report, and killing one midway loses at most the runs in flight.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from synrob.perturb.errors import ParameterError
 
+from ..representations import package_versions
 from .backends import execute_runs
 from .base import Context, Experiment, Row, RunSpec
 from .report import write_csv
@@ -65,12 +63,8 @@ class ExperimentResult:
 
 def versions() -> dict[str, str]:
     """Versions of Python and of the packages that can change a number."""
-    out = {"python": platform.python_version()}
-    for dist in ("synrob-perturb", "synrob-probe", "torch", "transformers", "numpy", "scipy",
-                 "gensim", "nltk", "conllu"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            out[dist] = metadata.version(dist)
-    return out
+    return package_versions(("synrob-perturb", "synrob-probe", "torch", "transformers", "numpy",
+                             "scipy", "gensim", "nltk", "conllu"))
 
 
 def _write_json(path: Path, obj: Any) -> None:
