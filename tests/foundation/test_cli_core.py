@@ -62,3 +62,15 @@ def test_stats_counts_match_a_direct_count(cli, ewt_dev) -> None:
             words += 1
     row = json.loads(cli(["conllu", "stats", "--json", ewt_dev]).stdout)
     assert (row["words"], row["multiword_tokens"], row["empty_nodes"]) == (words, ranges, empties)
+
+
+def test_json_output_is_valid_json_with_undefined_metrics_as_null(capsys) -> None:
+    """emit_json is the CLI's one JSON writer: NaN/inf (undefined metrics) become null."""
+    from synrob.cli.output import emit_json
+
+    emit_json({"uuas": float("nan"), "rows": [1.5, float("inf"), (float("-inf"), 2)],
+               "nested": {"dspr": float("nan"), "n": 3}})
+    line = capsys.readouterr().out
+    assert "NaN" not in line and "Infinity" not in line
+    assert json.loads(line) == {"uuas": None, "rows": [1.5, None, [None, 2]],
+                                "nested": {"dspr": None, "n": 3}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
@@ -15,9 +16,20 @@ def info(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def _finite(obj: Any) -> Any:
+    """NaN and infinite floats as None (JSON has neither), recursively."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def emit_json(obj: Any) -> None:
-    """One JSON object on one line of stdout."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    """One JSON object on one line of stdout (NaN, e.g. an undefined metric, as null)."""
+    sys.stdout.write(json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:

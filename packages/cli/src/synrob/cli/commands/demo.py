@@ -10,22 +10,10 @@ Results are resumable: a second run reuses every finished run from ``OUT/runs``.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-
-
-def _finite(obj: Any) -> Any:
-    """NaN floats as None (JSON has no NaN), recursively."""
-    if isinstance(obj, float) and math.isnan(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 def demo(
@@ -63,7 +51,7 @@ def demo(
         emit_json({"experiment": result.experiment, "options": result.options, "seed": seed,
                    "report": str(report), "plot": str(plot), "seconds": round(result.seconds, 3),
                    "executed": result.executed, "reused": result.reused,
-                   **_finite(summary)})
+                   **summary})
     else:
         typer.echo("Jabberwocky probing (Hall Maudslay & Cotterell 2021) on the bundled EWT "
                    f"sample, seed {seed}\n")
