@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.data import cache_dir
 from synrob.perturb.errors import SynrobError
 
@@ -94,9 +95,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True))
 
 
 @functools.cache

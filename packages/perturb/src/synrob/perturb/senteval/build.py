@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomic
 from ..errors import SynrobError, SynrobWarning
 from .format import SPLITS, TASK_FILES, SentEvalExample, read_task_file, write_task_file
 from .source import SourceSentence, load_sources
@@ -224,11 +225,8 @@ def write_suite(result: SuiteResult, outdir: str | os.PathLike[str]) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = [write_task_file(out / TASK_FILES[name], build.examples)
                for name, build in result.tasks.items()]
-    stats = out / "stats.json"
-    tmp = stats.with_name("stats.json.tmp")
-    tmp.write_text(json.dumps(result.stats(), indent=2, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, stats)
+    stats = write_text_atomic(out / "stats.json",
+                              json.dumps(result.stats(), indent=2, ensure_ascii=False) + "\n")
     return [*written, stats]
 
 

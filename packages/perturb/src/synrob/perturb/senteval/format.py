@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import atomic_open
 from ..errors import ConlluError
 
 __all__ = ["SPLITS", "TASK_FILES", "SentEvalExample", "read_task_file", "write_task_file"]
@@ -66,12 +67,9 @@ def read_task_file(path: str | os.PathLike[str]) -> list[SentEvalExample]:
 def write_task_file(path: str | os.PathLike[str], examples: Iterable[SentEvalExample]) -> Path:
     """Write examples in the SentEval format (atomically: ``PATH.tmp`` then rename)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_open(p) as fh:
         for ex in examples:
             if ex.split not in SPLITS or "\t" in ex.label or "\t" in ex.sentence or "\n" in ex.sentence:
                 raise ValueError(f"not writable in the SentEval format: {ex!r}")
             fh.write(f"{ex.split}\t{ex.label}\t{ex.sentence}\n")
-    os.replace(tmp, p)
     return p

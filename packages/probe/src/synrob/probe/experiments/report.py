@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from synrob.perturb.atomic import atomic_open, write_text_atomic
 
 __all__ = ["fmt", "markdown_table", "write_markdown", "write_csv", "pyplot", "save_figure",
            "mean_std", "select"]
@@ -47,11 +48,7 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 def write_markdown(path: Path, title: str, sections: Sequence[str]) -> Path:
     """Write ``title`` then each section, separated by blank lines."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("\n\n".join([title, *sections]).rstrip() + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, "\n\n".join([title, *sections]).rstrip() + "\n")
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
@@ -61,14 +58,12 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     cols: list[str] = []
     for r in rows:
         cols.extend(k for k in r if k not in cols)
-    tmp = path.with_suffix(".csv.tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_open(path, newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
         for r in rows:
             w.writerow({k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
                         for k, v in r.items()})
-    os.replace(tmp, path)
     return path
 
 

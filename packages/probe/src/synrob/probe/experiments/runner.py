@@ -16,13 +16,13 @@ rebuilds the report, and killing one midway loses at most the runs in flight.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.errors import ParameterError
 
 from ..representations import package_versions
@@ -68,10 +68,7 @@ def versions() -> dict[str, str]:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False, default=str) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(obj, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def _check_outdir(outdir: Path, experiment: Experiment) -> None:
