@@ -6,8 +6,12 @@ clean training set (early stopping on dev); then, for every perturbation (coPOS,
 budget tau, each test sentence gets ``k`` perturbed variants (tree and tags unchanged, so the
 gold targets stay valid) and
 
-* **Algorithm 2** - the worst-case drop of the task metric over the ``k`` variants, per
-  sentence, averaged over sentences;
+* **Algorithm 2** - per sentence, the adversarial variant is the one of the ``k`` with the
+  highest probe loss (the probe's own training loss on that sentence alone), and every metric's
+  drop is measured on that one variant, averaged over sentences (``adversary=loss``, the
+  default); ``adversary=per-metric`` instead takes each metric's worst variant separately, as
+  La Malfa et al.'s released code does, so one row may combine different variants. UUAS and
+  SDR are also computed with their released code's definitions (:mod:`synrob.probe.lamalfa`);
 * **Algorithm 1** - the worst-case (largest) l2 distance and (smallest) cosine similarity
   between the sentence representations of the original and of a variant, averaged over
   sentences. The sentence representation is the mean of the layer's word vectors (the words'
@@ -38,6 +42,8 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("ΔSDR", "distance", "sdr"),
     ("ΔUUAS", "distance", "uuas"),
     ("ΔSp", "distance", "dspr"),
+    ("ΔSDR (LM code)", "distance", "sdr_lamalfa"),
+    ("ΔUUAS (LM code)", "distance", "uuas_lamalfa"),
     ("ΔAcc POS (words/sent)", "pos", "words_right"),
     ("ΔAcc root", "root", "root_acc"),
     ("ΔAcc tree depth", "tree-depth", "acc"),
@@ -97,7 +103,7 @@ class RobustnessExperiment(Experiment):
     """Worst-case drops of probe metrics and representation shifts under coPOS/coCO."""
 
     name = "robustness"
-    version = "1.0"
+    version = "1.1"
     summary = ("worst-case drop of probe metrics and representation shift under k syntax-"
                "preserving substitutions per sentence, per budget tau (La Malfa et al. Table 1)")
     paper = PAPER
@@ -125,6 +131,9 @@ class RobustnessExperiment(Experiment):
         Param("train_limit", int, 3000, "first N training sentences used to fit the probes "
               "(0 = all)"),
         Param("epochs", int, 10, "maximum probe training epochs"),
+        Param("adversary", str, "loss", "worst case per sentence: 'loss' = the one variant with "
+              "the highest probe loss, every metric on it; 'per-metric' = each metric's worst "
+              "variant separately (La Malfa et al.'s released code)", ("loss", "per-metric")),
     )
     presets = {
         "sample": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
@@ -215,7 +224,8 @@ class RobustnessExperiment(Experiment):
                     key = {"encoder": enc, "layer": layer, "task": task, "seed": seed,
                            **data, "variants": self.options["variants"],
                            "epochs": self.options["epochs"],
-                           "train_limit": self.options["train_limit"], "conditions": conds}
+                           "train_limit": self.options["train_limit"],
+                           "adversary": self.options["adversary"], "conditions": conds}
                     specs.append(RunSpec(key, f"{enc}@{layer} {task} seed={seed}"))
         return specs
 
@@ -239,6 +249,9 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[
 
     from .robustness_metrics import (
         adversarial_choice,
+        adversary_drop,
+        lamalfa_counts,
+        sentence_losses,
         sentence_metrics,
         worst_case_distance,
         worst_case_drop,
@@ -246,6 +259,10 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[
 
     reg = get_registry()
     enc_name, layer, seed, k = key["encoder"], int(key["layer"]), int(key["seed"]), int(key["variants"])
+    adversary = key["adversary"]
+    if adversary not in ("loss", "per-metric"):
+        raise ParameterError(f"robustness: adversary must be 'loss' or 'per-metric', not "
+                             f"{adversary!r}")
     task_cls = reg.get("task", key["task"])
     task = task_cls()
     probe_cls = reg.get("probe", task_cls.default_probe)
@@ -262,13 +279,15 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[
     task.fit(train_gold)
     module, log = train_probe(task, probe, (train_feats, train_gold),
                               (feats(key["dev"], layer), dev_gold), seed=seed, device=dev)
-    clean_corpus, clean_preds = evaluate_probe(task, probe, module, feats(key["test"], layer),
-                                               test_gold, dev)
+    test_feats = feats(key["test"], layer)
+    clean_corpus, clean_preds = evaluate_probe(task, probe, module, test_feats, test_gold, dev)
     clean = sentence_metrics(task, test_gold, clean_preds)
+    clean_loss = sentence_losses(task, probe, module, test_feats, test_gold, dev)
+    clean_lm = lamalfa_counts(test_gold, clean_preds) if task.kind == "distance" else {}
     clean_vecs = encode_corpus(enc_name, key["test"], layers="all").sentence_vectors(layer, "mean")
     ident = resolve_encoder(enc_name, {}).identity()
     base = {"encoder": enc_name, "layer": layer, "task": task.name, "seed": seed, "split": "test",
-            "variants": k, "probe": probe.name, "probe_version": probe_cls.version,
+            "variants": k, "adversary": adversary, "probe": probe.name, "probe_version": probe_cls.version,
             "task_version": task_cls.version, "encoder_version": ident["version"],
             "model": ident["options"].get("model") or ident["options"].get("path", ""),
             "revision": ident["options"].get("revision", ""),
@@ -286,8 +305,11 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[
         if not all(np.array_equal(gold.heads[i * k + j], test_gold.heads[i])
                    for i in range(n) for j in range(k)):
             raise SynrobError(f"{path}: a perturbation changed a gold tree")
-        _, preds = evaluate_probe(task, probe, module, feats(str(path), layer), gold, dev)
+        pert_feats = feats(str(path), layer)
+        _, preds = evaluate_probe(task, probe, module, pert_feats, gold, dev)
         pert = sentence_metrics(task, gold, preds)
+        losses = sentence_losses(task, probe, module, pert_feats, gold, dev).reshape(n, k)
+        pick = adversarial_choice(losses)  # the one adversarial variant of each sentence
         cond_base = {**base, "perturbation": cond["perturbation"],
                      "params": dict(cond["params"]), "budget": int(cond["params"]["budget"]),
                      "n_sentences": n, "perturber_version": _perturber_version(cond["perturbation"])}
@@ -295,19 +317,34 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[
         def row(metric: str, value: float, _b: dict[str, Any] = cond_base) -> Row:
             return {**_b, "metric": metric, "value": float(value)}
 
+        rows += [row("clean_loss", _mean(clean_loss[:n])),
+                 row("adversary_loss", _mean(losses[np.arange(n), pick]))]
         for m, values in pert.items():
             per = values.reshape(n, k)
             rows.append(row(f"clean_{m}", _mean(clean[m][:n])))
             rows.append(row(f"perturbed_{m}", _mean(per)))
-            rows.append(row(f"drop_{m}", _mean(worst_case_drop(clean[m][:n], per))))
+            drop = (adversary_drop(clean[m][:n], per, pick) if adversary == "loss"
+                    else worst_case_drop(clean[m][:n], per))
+            rows.append(row(f"drop_{m}", _mean(drop)))
+        if clean_lm:  # La Malfa et al.'s UUAS/SDR, aggregated as their probing_robustness.py
+            pert_lm = lamalfa_counts(gold, preds)
+            for m, counts in clean_lm.items():
+                hits, tot = counts[:n].sum(axis=0)
+                corpus = hits / tot if tot > 0 else 0.0
+                c = pert_lm[m].reshape(n, k, 2)
+                per = np.where(c[..., 1] > 0, c[..., 0] / np.maximum(c[..., 1], 1), 0.0)
+                worst = per[np.arange(n), pick] if adversary == "loss" else per.min(axis=1)
+                rows += [row(f"clean_{m}", corpus), row(f"worst_{m}", float(worst.mean())),
+                         row(f"drop_{m}", corpus - float(worst.mean()))]
         if task.name == "tree-depth":  # Spearman: corpus-level, on the adversary's picks
             gd = np.array([test_gold.max_depth(i) for i in range(n)], dtype=float)
             cp = np.array([depth_labels[int(p)] for p in clean_preds[:n]], dtype=float)
             pp = np.array([depth_labels[int(p)] for p in preds], dtype=float).reshape(n, k)
-            pick = adversarial_choice(np.abs(pp - gd[:, None]))
+            sp_pick = (pick if adversary == "loss"
+                       else adversarial_choice(np.abs(pp - gd[:, None])))
             from synrob.probe.metrics import spearman
 
-            sp_clean, sp_worst = spearman(cp, gd), spearman(pp[np.arange(n), pick], gd)
+            sp_clean, sp_worst = spearman(cp, gd), spearman(pp[np.arange(n), sp_pick], gd)
             rows += [row("clean_spearman", sp_clean), row("worst_spearman", sp_worst),
                      row("drop_spearman", sp_clean - sp_worst)]
         vecs = encode_corpus(enc_name, str(path), layers="all").sentence_vectors(layer, "mean")
@@ -346,6 +383,18 @@ def _rep_values(cell: dict[tuple[str, str], list[float]], metric: str) -> list[f
     return []
 
 
+#: How the report describes each ``adversary`` setting.
+ADVERSARY_TEXT = {
+    "loss": ("one adversarial variant per sentence, the one of the k with the highest probe loss "
+             "(the probe's training loss on that sentence alone); every column is clean − that "
+             "variant, averaged over sentences, and ΔSp tree depth is the corpus Spearman of clean "
+             "predictions minus that of the adversarial variants'."),
+    "per-metric": ("each metric's worst variant separately (max over the k variants of clean − "
+                   "perturbed), averaged over sentences, so one row may combine different "
+                   "variants; ΔSp tree depth uses the variant with the largest depth error."),
+}
+
+
 def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
     """``report.md`` (Table-1-shaped drops, clean scores, representation shifts) and
     ``robustness-tau.png`` (worst-case drop against tau)."""
@@ -376,14 +425,18 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
         f"Paper: {exp.paper}.",
         (f"Test `{o['test']}` (probes trained on `{o['train']}`, early stopping on `{o['dev']}`); "
          f"k = {o['variants']} perturbations per sentence; seeds {', '.join(map(str, seeds))} "
-         "(mean ± std over seeds). Worst case per sentence (max over the k variants of clean − "
-         "perturbed), averaged over sentences; ΔSp tree depth is corpus Spearman of clean "
-         "predictions minus that of the variant with the largest depth error per sentence. "
+         f"(mean ± std over seeds). Adversary: `{o['adversary']}` — "
+         + ADVERSARY_TEXT.get(o["adversary"], "")
+         + " (LM code) columns: La Malfa et al.'s released UUAS/SDR (first 20 words, no MST, "
+         "no punctuation removal, padding cells included in SDR), clean corpus value minus the "
+         "mean per-sentence value of the adversarial variant(s), as their probing_robustness.py. "
          "ℓ2 / cosine: worst-case (max / min) distance between the mean-pooled layer vectors of "
          "the original and a perturbed sentence, averaged over sentences."),
         "## Worst-case drops (Table 1)",
         markdown_table(header, drop_rows),
-        "## Clean per-sentence scores on the same sentences",
+        "## Clean scores on the same sentences",
+        ("Per-sentence means, except the (LM code) columns: corpus values pooled over the "
+         "sentences, as La Malfa et al.'s code computes its clean scores."),
         markdown_table(["encoder@layer", "perturbation", "τ", *(c[0][1:] for c in cols),
                         "‖clean vector‖", "unchanged variants", "sentences"], clean_rows),
     ]

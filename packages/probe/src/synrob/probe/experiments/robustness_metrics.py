@@ -5,7 +5,10 @@ robustness per sentence: for each test sentence, ``k`` syntax-preserving perturb
 and the *worst* one counts (their Algorithm 1 for representations, Algorithm 2 for a probe's
 metric); the per-sentence worst cases are then averaged over the test set. The functions here
 score one sentence at a time with the same definitions as :mod:`synrob.probe.metrics`' corpus
-metrics and take those worst cases.
+metrics (and La Malfa et al.'s own, :func:`lamalfa_counts`), give each sentence's probe loss
+(:func:`sentence_losses`, which picks the one adversarial variant per sentence) and take the
+worst cases: on that one variant (:func:`adversary_drop`) or per metric
+(:func:`worst_case_drop`).
 
 Shapes: ``clean`` per-sentence values are ``(n,)``; perturbed values ``(n, k)`` (variant ``j`` of
 sentence ``i`` at ``[i, j]``); NaN marks an undefined value (e.g. UUAS of a sentence without a
@@ -15,14 +18,28 @@ non-punctuation edge), ignored by the averages.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import metrics
+from ..lamalfa import (
+    LAMALFA_MAX_LENGTH,
+    lamalfa_gold_matrix,
+    lamalfa_pred_matrix,
+    sdr_lamalfa_counts,
+    uuas_lamalfa_counts,
+)
 from ..tasks.base import GoldCorpus, Task
 
+if TYPE_CHECKING:
+    import torch
+
+    from ..probes.base import Probe
+    from ..training import Features
+
 __all__ = ["sentence_metrics", "worst_case_drop", "worst_case_distance", "adversarial_choice",
-           "TASK_METRICS"]
+           "adversary_drop", "sentence_losses", "lamalfa_counts", "TASK_METRICS"]
 
 #: The per-sentence metrics of each task kind (higher is better for all of them).
 TASK_METRICS: dict[str, tuple[str, ...]] = {
@@ -129,3 +146,55 @@ def adversarial_choice(errors: np.ndarray) -> np.ndarray:
     """Per sentence, the variant with the largest error (first on ties). (n, k) -> (n,) int."""
     e = np.where(np.isfinite(errors), errors, -np.inf)
     return np.argmax(e, axis=1)
+
+
+def adversary_drop(clean: np.ndarray, perturbed: np.ndarray, pick: np.ndarray) -> np.ndarray:
+    """Per sentence, ``clean[i] - perturbed[i, pick[i]]``: the drop on one chosen variant.
+
+    ``clean`` (n,), ``perturbed`` (n, k), ``pick`` (n,) int -> (n,); NaN where either value is.
+    """
+    p = np.asarray(perturbed, float)
+    return np.asarray(clean, float) - p[np.arange(p.shape[0]), np.asarray(pick, dtype=np.int64)]
+
+
+def sentence_losses(task: Task, probe: Probe, module: torch.nn.Module, feats: Features,
+                    gold: GoldCorpus, device: str = "cpu") -> np.ndarray:
+    """The probe's own training loss on each sentence alone: ``(n_sentences,)`` float64.
+
+    Each sentence is a batch of one, scored by ``probe.loss`` - for the structural probe the L1
+    distance (or depth) error normalised by the squared (or plain) length, for classifier probes
+    the cross-entropy (mean over the sentence's tagged words for ``tag`` tasks). NaN where the
+    loss is undefined (e.g. a sentence whose every target is ignored).
+    """
+    import torch
+
+    from ..training import make_batches
+
+    targets = task.targets(gold)
+    data = make_batches(feats, task.kind, targets, batch_size=1, heads=gold.heads,
+                        pooling=task.options.get("pooling", "mean"), device=device)
+    out = np.full(data.n_sentences, np.nan)
+    module.eval()
+    with torch.no_grad():
+        for b in data.batches:
+            out[int(b.ids[0])] = float(probe.loss(module, data.x(b), b))
+    return out
+
+
+def lamalfa_counts(gold: GoldCorpus, predictions: Sequence[np.ndarray],
+                   max_length: int = LAMALFA_MAX_LENGTH) -> dict[str, np.ndarray]:
+    """Per-sentence counts of La Malfa et al.'s UUAS and SDR (:mod:`synrob.probe.lamalfa`).
+
+    Returns ``(n, 2)`` int arrays ``uuas_lamalfa`` (hits, gold edge cells) and ``sdr_lamalfa``
+    (equal cells, cells) on their ``(max_length, max_length)`` matrices (padding cells of the
+    prediction set to 0). A per-sentence value is ``hits / total`` (0 when ``total`` is 0, as in
+    their code); a corpus value sums both columns first.
+    """
+    n = len(predictions)
+    out = {"uuas_lamalfa": np.zeros((n, 2), np.int64), "sdr_lamalfa": np.zeros((n, 2), np.int64)}
+    for i, pred in enumerate(predictions):
+        g = lamalfa_gold_matrix(gold.heads[i].tolist(), max_length)
+        p = lamalfa_pred_matrix(pred, max_length)
+        out["uuas_lamalfa"][i] = uuas_lamalfa_counts(g, p)
+        out["sdr_lamalfa"][i] = sdr_lamalfa_counts(g, p)
+    return out
