@@ -202,15 +202,13 @@ def test_char_flip_rho_one() -> None:
     assert p.changed == (1, 2)
 
 
-@pytest.mark.slow
 def test_subword_units_default_tokenizer(dev: list[Sentence]) -> None:
-    from synrob.perturb.data import cache_dir
     from synrob.perturb.perturbers.order import load_tokenizer
 
-    tok = load_tokenizer()
-    assert (cache_dir() / "tokenizers" / "smollm2-135m" / "tokenizer.json").is_file()
-    units = subword_units("They might be only memories.", tok)
-    assert units == ["They", " might", " be", " only", " memories", "."]
+    tok = load_tokenizer()  # the bundled RoBERTa/GPT-2 BPE: Clouatre et al.'s subword units
+    assert Shuffle(unit="subword").options["tokenizer"] == "roberta"
+    units = subword_units("The scholar is typesetting.", tok)
+    assert units == ["The", " scholar", " is", " types", "etting", "."]
     for perturber in (Shuffle(unit="subword"), Flip(unit="subword", rho=0.5)):
         assert not perturber.writes_conllu
         outs = perturber.perturb_batch([(s, sentence_rng(9, i)) for i, s in enumerate(dev)])
@@ -219,3 +217,15 @@ def test_subword_units_default_tokenizer(dev: list[Sentence]) -> None:
             assert "".join(subword_units(s.text, tok)) == s.text
             assert sorted(p.text) == sorted(s.text)
         assert sum(p.text != s.text for s, p in zip(dev, outs, strict=True)) > 0.9 * len(dev)
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_subword_units_smollm2_tokenizer() -> None:
+    from synrob.perturb.data import cache_dir
+    from synrob.perturb.perturbers.order import load_tokenizer
+
+    tok = load_tokenizer("smollm2")
+    assert (cache_dir() / "tokenizers" / "smollm2-135m" / "tokenizer.json").is_file()
+    units = subword_units("They might be only memories.", tok)
+    assert units == ["They", " might", " be", " only", " memories", "."]

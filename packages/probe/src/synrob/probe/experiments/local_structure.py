@@ -95,8 +95,9 @@ class LocalStructure(Experiment):
         Param("rhos", str, "0.1,0.25,0.5,0.75,0.9",
               "rho of phrase shuffle (cut probability) and neighbour flip (swap probability)"),
         Param("keep_spaces", bool, False, "char units: leave whitespace in place"),
-        Param("tokenizer", str, "smollm2",
-              "tokenizer of subword units and of the compression rate"),
+        Param("tokenizer", str, "roberta",
+              "tokenizer of subword units and of the compression rate (roberta: RoBERTa-base's "
+              "byte-level BPE, as in the paper)"),
         Param("models", str, "minilm:3,glove-6b-50d:0", "ENCODER:LAYER pairs that are probed"),
         Param("tasks", str, "pos,tree-depth", "probing tasks (word-level tag and sentence-level)"),
         Param("epochs", int, 40, "maximum training epochs of each probe"),
