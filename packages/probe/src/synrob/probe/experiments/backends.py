@@ -21,18 +21,26 @@ __all__ = ["BACKENDS", "execute_run", "execute_runs"]
 
 BACKENDS = ("local", "ray", "dask")
 
-#: ``(run id, spec, rows, seconds)`` called in the driver as each run finishes.
-OnDone = Callable[[str, RunSpec, list[Row], float], None]
+#: ``(run id, spec, rows, seconds, where)`` called in the driver as each run finishes.
+OnDone = Callable[[str, RunSpec, list[Row], float, dict[str, Any]], None]
 
 
-def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context) -> tuple[list[Row], float]:
-    """Execute one run (in any process); return its rows and the seconds it took."""
+def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context
+                ) -> tuple[list[Row], float, dict[str, Any]]:
+    """Execute one run (in any process); return its rows, the seconds it took and where and
+    when it ran: ``{"finished": UTC time, "host", "versions"}`` measured in that process."""
+    import platform
+
+    from .data import utc_now
+    from .runner import versions
+
     t0 = time.perf_counter()
     rows = experiment.execute(spec, ctx)
-    return rows, time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    return rows, seconds, {"finished": utc_now(), "host": platform.node(), "versions": versions()}
 
 
-def _execute_pickled(payload: bytes) -> tuple[list[Row], float]:
+def _execute_pickled(payload: bytes) -> tuple[list[Row], float, dict[str, Any]]:
     """:func:`execute_run` on a cloudpickled ``(experiment, spec, ctx)`` (any worker)."""
     import cloudpickle
 
@@ -85,8 +93,7 @@ def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Con
            on_done: OnDone, workers: int) -> None:
     if workers == 1 or len(todo) == 1:
         for run_id, spec in todo:
-            rows, seconds = execute_run(experiment, spec, ctx)
-            on_done(run_id, spec, rows, seconds)
+            on_done(run_id, spec, *execute_run(experiment, spec, ctx))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -98,8 +105,7 @@ def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Con
                    for run_id, spec, payload in _shipped(experiment, todo, ctx)}
         for fut in as_completed(futures):
             run_id, spec = futures[fut]
-            rows, seconds = fut.result()
-            on_done(run_id, spec, rows, seconds)
+            on_done(run_id, spec, *fut.result())
 
 
 def _dask(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,
@@ -124,8 +130,7 @@ def _dask(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Cont
             futures[fut] = (run_id, spec)
         for fut in as_completed(list(futures)):
             run_id, spec = futures[fut]
-            rows, seconds = fut.result()
-            on_done(run_id, spec, rows, seconds)
+            on_done(run_id, spec, *fut.result())
     finally:
         client.close()
         if cluster is not None:
@@ -153,8 +158,7 @@ def _ray(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Conte
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 run_id, spec = pending.pop(ref)
-                rows, seconds = ray.get(ref)
-                on_done(run_id, spec, rows, seconds)
+                on_done(run_id, spec, *ray.get(ref))
     finally:
         if started:
             ray.shutdown()

@@ -1,8 +1,24 @@
-"""Derived data files of experiments: perturbed versions of a treebank, built once.
+"""Derived data files of experiments and content addresses of run keys.
 
-Each file's name encodes source, perturber, parameters, seed and variants, so a finished file
-is reused (an interrupted ``prepare`` resumes) and a changed parameter is a new file. Files are
-written to ``NAME.tmp`` and renamed.
+**Perturbed files.** :func:`perturbed_file` names each file by a hash of its *recipe*: the
+SHA-256 of the source file's content, the perturber's name, version and full options (defaults
+included), the seed, variants, format and sentence limit. The path of the source is not part of
+it, so the same treebank at another path reuses the file, a changed treebank or a new perturber
+version is a new file. Each file has a sidecar ``NAME.provenance.json`` (its recipe, the source
+path, the time it was made and the package versions); both are written atomically.
+
+**Content keys.** :func:`content_key` turns a run key into the value its id hashes: every
+string naming a file (a path, a ``sample:``/``ud:`` specifier, or a file name in ``OUTDIR/data``)
+becomes ``{"sha256": ...}`` of the file's content (plus the recipe of a perturbed file); a
+perturber named by its registered name under a ``perturber``, ``perturbation`` or ``kind`` field
+becomes its name, version and full options (a sibling ``params`` dict is applied); an encoder
+spec under an ``encoder`` field (with a sibling ``encoder_params``) becomes its identity (name,
+version, options, model revision or file fingerprints). So results are keyed by what went in,
+never by where it lay.
+
+File hashes are memoised per process by (path, device, inode, size, mtime, ctime); a file
+modified less than :data:`RACY_SECONDS` before it was hashed is hashed again next time (its
+timestamp could hide a second write).
 """
 
 from __future__ import annotations
@@ -10,13 +26,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from synrob.perturb.atomic import atomic_open, write_text_atomic
 from synrob.perturb.data import resolve_input
-from synrob.perturb.errors import ResourceError
+from synrob.perturb.errors import ParameterError, ResourceError
 
-__all__ = ["resolve_one", "perturbed_file", "perturber_info"]
+__all__ = ["resolve_one", "perturbed_file", "perturber_info", "content_hash", "content_key",
+           "content_keys", "key_components", "provenance_of", "utc_now", "RACY_SECONDS"]
+
+#: A file whose mtime is this close to the moment it was hashed is not memoised.
+RACY_SECONDS = 2.0
+_PROVENANCE = ".provenance.json"
+_HASHES: dict[str, tuple[tuple[int, ...], str]] = {}
 
 
 def resolve_one(spec: str | Path) -> Path:
@@ -27,7 +52,23 @@ def resolve_one(spec: str | Path) -> Path:
     return Path(paths[0])
 
 
-def perturber_info(kind: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def content_hash(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes (the representation cache's :func:`corpus_hash`), memoised."""
+    from ..cache import corpus_hash
+
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _HASHES.get(real)
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    digest = corpus_hash(real)
+    if time.time_ns() - st.st_mtime_ns > RACY_SECONDS * 1e9:
+        _HASHES[real] = (sig, digest)
+    return digest
+
+
+def perturber_info(kind: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``{"perturber", "perturber_version", "params"}`` of a configured perturber (all params)."""
     from synrob.perturb.plugins import get_registry
 
@@ -37,38 +78,198 @@ def perturber_info(kind: str, params: dict[str, Any] | None = None) -> dict[str,
             "params": dict(getattr(perturber, "options", params or {}))}
 
 
+def provenance_of(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The sidecar of a file made by :func:`perturbed_file` (None for any other file)."""
+    side = Path(path).with_name(Path(path).name + _PROVENANCE)
+    try:
+        return json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None, *, seed: int,
                    dest: Path, variants: int = 1, fmt: str = "conllu",
                    max_sentences: int | None = None) -> Path:
     """Perturb ``source`` with perturber ``kind`` into ``dest`` (``fmt``: conllu, jsonl, text).
 
-    Returns the file's path; builds it only when absent. With ``variants`` > 1, the variants of
-    each sentence follow each other (``synrob.variant`` comment / JSONL field). With
-    ``max_sentences`` only the first N sentences of the source are perturbed.
+    Returns the file's path; builds it only when no file of the same recipe is in ``dest``
+    (whatever the source file's name). With ``variants`` > 1, the variants of each sentence
+    follow each other (``synrob.variant`` comment / JSONL field). With ``max_sentences`` only
+    the first N sentences of the source are perturbed.
     """
     from itertools import islice
 
     from synrob.perturb.pipeline import perturb_formatted, read_blocks
     from synrob.perturb.plugins import get_registry
 
+    from .runner import versions
+
     src = resolve_one(source)
-    params = dict(params or {})
-    tag = hashlib.sha256(json.dumps(
-        [str(src.resolve()), kind, params, seed, variants, fmt, max_sentences],
-        sort_keys=True, default=str).encode()).hexdigest()[:10]
+    info = perturber_info(kind, params)
+    recipe = {"source_sha256": content_hash(src), **info, "seed": seed, "variants": variants,
+              "format": fmt, "max_sentences": max_sentences}
+    tag = hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()[:12]
     ext = {"conllu": "conllu", "jsonl": "jsonl", "text": "txt"}[fmt]
-    out = dest / f"{src.stem}.{kind}.{tag}.{ext}"
-    if out.exists():
-        return out
+    suffix = f".{kind}.{tag}.{ext}"
+    if dest.is_dir():  # the same recipe from a source of another name
+        for existing in sorted(dest.glob(f"*{suffix}")):
+            if existing.is_file() and provenance_of(existing) is not None:
+                return existing
+    out = dest / f"{src.stem}{suffix}"
     dest.mkdir(parents=True, exist_ok=True)
-    cls = get_registry().get("perturber", kind)
-    perturber = cls(**params)
-    tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
-    with src.open(encoding="utf-8") as fh, tmp.open("w", encoding="utf-8") as w:
+    perturber = get_registry().get("perturber", kind)(**dict(params or {}))
+    write_text_atomic(out.with_name(out.name + _PROVENANCE), json.dumps({
+        "recipe": recipe, "source": str(src), "created": utc_now(), "versions": versions()},
+        indent=1, sort_keys=True, default=str) + "\n")
+    with src.open(encoding="utf-8") as fh, atomic_open(out) as w:
         blocks = read_blocks(fh, str(src))
         if max_sentences is not None:
             blocks = islice(blocks, max_sentences)
         for chunk in perturb_formatted(perturber, blocks, fmt, seed=seed, variants=variants):
             w.write(chunk)
-    os.replace(tmp, out)
+    return out
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# ---------------------------------------------------------------------- content keys
+_PERTURBER_FIELDS = ("perturber", "perturbation", "kind")
+
+
+class _Addresser:
+    """Content addresses for the keys of one plan (each file hashed at most once per plan)."""
+
+    def __init__(self, data_dir: Path | None) -> None:
+        from synrob.perturb.plugins import get_registry
+
+        self.data_dir = data_dir
+        self.registry = get_registry()
+        self.perturbers = set(self.registry.names("perturber"))
+        self.files: dict[str, Any] = {}
+        self.encoders: dict[str, dict[str, Any]] = {}
+
+    # ---------------------------------------------------------------- values
+    def value(self, v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return self.mapping(v)
+        if isinstance(v, (list, tuple)):
+            return [self.value(x) for x in v]
+        if isinstance(v, str):
+            return self.string(v)
+        if isinstance(v, Path):
+            return self.string(str(v))
+        return v
+
+    def mapping(self, d: Mapping[str, Any]) -> dict[str, Any]:
+        out = {str(k): self.value(v) for k, v in d.items()}
+        for name in _PERTURBER_FIELDS:
+            v = d.get(name)
+            if isinstance(v, str) and v in self.perturbers:
+                params = d.get("params") if isinstance(d.get("params"), Mapping) else {}
+                out[name] = self.perturber(v, params)
+        enc = d.get("encoder")
+        if isinstance(enc, str) and enc:
+            params = d.get("encoder_params") if isinstance(d.get("encoder_params"), Mapping) else {}
+            out["encoder"] = self.encoder(enc, params)
+        return out
+
+    def string(self, s: str) -> Any:
+        if s in self.files:
+            return self.files[s]
+        paths = self._paths(s)
+        if paths is None:
+            return s
+        addr = [self._address(p) for p in paths]
+        self.files[s] = addr[0] if len(addr) == 1 else addr
+        return self.files[s]
+
+    # ---------------------------------------------------------------- files
+    def _paths(self, s: str) -> list[Path] | None:
+        """The files a string names, or None when it names none."""
+        if not s or "\n" in s or len(s) > 4096:
+            return None
+        scheme, sep, _ = s.partition(":")
+        if sep and scheme in ("sample", "ud") and not os.path.exists(s):
+            return list(resolve_input(s))
+        if "/" in s or "." in s:
+            for p in (Path(s), *([self.data_dir / s] if self.data_dir else [])):
+                try:
+                    if p.is_file():
+                        return [p]
+                except (OSError, ValueError):
+                    return None
+        return None
+
+    def _address(self, p: Path) -> dict[str, Any]:
+        addr: dict[str, Any] = {"sha256": content_hash(p)}
+        made = provenance_of(p)
+        if made is not None and isinstance(made.get("recipe"), Mapping):
+            recipe = dict(made["recipe"])
+            name = recipe.get("perturber")
+            if isinstance(name, str) and name in self.perturbers:
+                recipe["perturber"] = self.perturber(name, recipe.get("params") or {})
+            addr["made_by"] = recipe
+        return addr
+
+    # ---------------------------------------------------------------- components
+    def perturber(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Name, current version and full options of a registered perturber."""
+        from synrob.perturb.params import parse_params
+
+        cls = self.registry.get("perturber", name)
+        try:
+            options = parse_params(cls.params, dict(params), f"perturber {name!r}")
+        except ParameterError:  # params meant for something else: the defaults, then them
+            options = {**{p.name: p.default for p in cls.params}, **dict(params)}
+        return {"component": "perturber", "name": name, "version": getattr(cls, "version", ""),
+                "options": options}
+
+    def encoder(self, spec: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The identity of an encoder spec (name, version, options, resource fingerprint)."""
+        from ..encoders.resolve import resolve_encoder
+
+        from synrob.perturb.errors import SynrobError
+
+        memo = json.dumps([spec, params], sort_keys=True, default=str)
+        if memo not in self.encoders:
+            try:
+                ident = resolve_encoder(spec, dict(params)).identity()
+            except SynrobError:  # not an encoder spec after all: the key keeps the string
+                return spec  # type: ignore[return-value]
+            self.encoders[memo] = {"component": "encoder", "spec": spec, **ident}
+        return self.encoders[memo]
+
+
+def content_key(key: Mapping[str, Any], data_dir: Path | None = None) -> dict[str, Any]:
+    """The content address of a run key (see the module docstring)."""
+    return _Addresser(data_dir).mapping(key)
+
+
+def content_keys(keys: list[Mapping[str, Any]], data_dir: Path | None = None
+                 ) -> list[dict[str, Any]]:
+    """:func:`content_key` of every key of a plan, hashing each file once."""
+    addresser = _Addresser(data_dir)
+    return [addresser.mapping(k) for k in keys]
+
+
+def key_components(ckey: Any) -> dict[str, dict[str, str]]:
+    """``{"perturbers": {name: version}, "encoders": {spec: "name version"}}`` of a content key."""
+    out: dict[str, dict[str, str]] = {"perturbers": {}, "encoders": {}}
+
+    def walk(v: Any) -> None:
+        if isinstance(v, Mapping):
+            if v.get("component") == "perturber":
+                out["perturbers"][str(v["name"])] = str(v["version"])
+            elif v.get("component") == "encoder":
+                out["encoders"][str(v["spec"])] = f"{v['encoder']} {v['version']}"
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(ckey)
     return out

@@ -3,18 +3,23 @@
 Layout of ``OUTDIR``::
 
     experiment.json   name, version, parameters, seed of the last run
-    runs/ID.json      one finished run: its key, rows and seconds (written atomically)
+    runs/ID.json      one finished run: its key, content key, rows, seconds and provenance
     data/             derived data (perturbed treebanks, task files), built by ``prepare``
-    results.json      every row with the experiment's parameters, seed and versions
+    results.json      every row with the experiment's parameters, seed, runs and versions
     results.csv       the rows as CSV
     report.md, *.png  written by the experiment's ``report``
 
-A run whose file exists is not executed again, so re-running a finished experiment only
-rebuilds the report, and killing one midway loses at most the runs in flight.
+A run's id hashes the experiment's name, version and seed with the run's *content key*
+(:func:`.data.content_key`: files by the SHA-256 of their content, perturbers by name, version
+and full options, encoders by identity), never with paths. A run whose file exists is not
+executed again, so re-running a finished experiment only rebuilds the report, and killing one
+midway loses at most the runs in flight. A run file keeps the provenance of the execution that
+produced it (time, host, package and component versions); reusing it does not re-stamp it.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -28,6 +33,7 @@ from synrob.perturb.errors import ParameterError
 from ..representations import package_versions
 from .backends import execute_runs
 from .base import Context, Experiment, Row, RunSpec
+from .data import content_keys, key_components, utc_now
 from .report import write_csv
 
 __all__ = ["ExperimentResult", "run_experiment", "versions"]
@@ -53,7 +59,7 @@ class ExperimentResult:
         """The content of ``results.json``."""
         return {
             "experiment": self.experiment, "version": self.version, "options": self.options,
-            "seed": self.seed, "versions": versions(), "runs": self.runs,
+            "seed": self.seed, "written": utc_now(), "versions": versions(), "runs": self.runs,
             "executed": self.executed, "reused": self.reused,
             "seconds": round(self.seconds, 3),
             "files": [str(p.relative_to(self.outdir)) for p in self.files],
@@ -62,7 +68,12 @@ class ExperimentResult:
 
 
 def versions() -> dict[str, str]:
-    """Versions of Python and of the packages that can change a number."""
+    """Versions of Python and of the packages that can change a number (in this process)."""
+    return dict(_versions())
+
+
+@functools.cache
+def _versions() -> dict[str, str]:
     return package_versions(("synrob-perturb", "synrob-probe", "torch", "transformers", "numpy",
                              "scipy", "gensim", "nltk", "conllu"))
 
@@ -106,16 +117,22 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     ctx = Context(out, device=device, seed=seed, progress=progress)
     experiment.prepare(ctx)
     specs = list(experiment.plan(ctx))
-    ids = [s.run_id(experiment.name, experiment.version + f"/seed={seed}") for s in specs]
+    ckeys = content_keys([s.key for s in specs], ctx.data_dir)
+    ids = [RunSpec(ck).run_id(experiment.name, experiment.version + f"/seed={seed}")
+           for ck in ckeys]
     if len(set(ids)) != len(ids):
         raise ParameterError(f"experiment {experiment.name}: two runs of the grid have one key")
+    ckey_of = dict(zip(ids, ckeys, strict=True))
     todo = [(i, s) for i, s in zip(ids, specs, strict=True)
             if force or not (runs_dir / f"{i}.json").exists()]
 
-    def save(run_id: str, spec: RunSpec, rows: list[Row], seconds: float) -> None:
+    def save(run_id: str, spec: RunSpec, rows: list[Row], seconds: float,
+             where: dict[str, Any]) -> None:
+        provenance = {**where, **key_components(ckey_of[run_id]), "key": dict(spec.key)}
         _write_json(runs_dir / f"{run_id}.json", {
-            "id": run_id, "key": dict(spec.key), "label": spec.label,
-            "seconds": round(seconds, 3), "rows": rows})
+            "id": run_id, "key": dict(spec.key), "content_key": ckey_of[run_id],
+            "label": spec.label, "seconds": round(seconds, 3), "provenance": provenance,
+            "rows": rows})
         if on_run is not None:
             on_run(run_id, spec, seconds)
 
@@ -126,8 +143,9 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     fresh = {i for i, _ in todo}
     for run_id, spec in zip(ids, specs, strict=True):
         saved = json.loads((runs_dir / f"{run_id}.json").read_text(encoding="utf-8"))
-        runs.append({"id": run_id, "label": spec.label, "key": saved["key"],
-                     "seconds": saved["seconds"], "reused": run_id not in fresh})
+        runs.append({"id": run_id, "label": spec.label, "key": dict(spec.key),
+                     "content_key": ckey_of[run_id], "seconds": saved["seconds"],
+                     "reused": run_id not in fresh, "provenance": saved.get("provenance", {})})
         rows.extend({"experiment": experiment.name, "run": run_id, "seed": seed, **r}
                     for r in saved["rows"])
     files = experiment.report(rows, ctx)
