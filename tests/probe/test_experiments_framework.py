@@ -118,6 +118,26 @@ def test_run_writes_results_and_reuses_finished_runs(tmp_path: Path) -> None:
     assert other_seed.executed == 2
 
 
+def test_perturber_named_in_key_version_bump_reruns_its_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ChangeRate names its perturbers in the key ("kind"): the runner keys them by version and
+    full options, so a new shuffle version re-executes the shuffle run only."""
+    out = tmp_path / "res"
+    first = run_experiment(ChangeRate(limit=30), out)
+    assert first.executed == 2
+    runs = {r["label"]: r for r in first.runs}
+    shuffle = get_registry().get("perturber", "shuffle")
+    assert runs["shuffle"]["content_key"]["kind"] == {
+        "component": "perturber", "name": "shuffle", "version": shuffle.version,
+        "options": shuffle().options}
+    assert runs["flip"]["provenance"]["perturbers"] == {"flip": runs["flip"]["content_key"][
+        "kind"]["version"]}
+    monkeypatch.setattr(shuffle, "version", shuffle.version + ".1")
+    again = run_experiment(ChangeRate(limit=30), out)
+    assert (again.executed, again.reused) == (1, 1)
+    assert _executions(out) == ["shuffle", "flip", "shuffle"]
+
+
 def test_interrupted_experiment_resumes(tmp_path: Path) -> None:
     out = tmp_path / "res"
     with pytest.raises(SynrobError, match="simulated crash"):
