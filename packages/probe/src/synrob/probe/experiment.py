@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synrob.perturb.errors import SynrobError
+from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
 
 from .baselines import BASELINES, baseline_predictions
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
@@ -23,7 +23,8 @@ from .tasks.base import GoldCorpus, Task, load_gold
 from .training import Features, TrainLog, fit, make_batches, predict, resolve_device
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
-           "train_probe", "evaluate_probe", "run_probe", "evaluate_baselines"]
+           "train_probe", "evaluate_probe", "run_probe", "evaluate_baselines", "SavedSetup",
+           "read_saved", "check_saved"]
 
 #: ``(conllu path, layer) -> Features`` for that file's syntactic words.
 FeatureSource = Callable[[str, int], Features]
@@ -153,12 +154,17 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
               dev: str | None = None, seed: int = 0, device: str = "cpu",
               save: str | Path | None = None, load: str | Path | None = None,
               keep_predictions: bool = False, baselines: bool = True,
+              encoder_params: dict[str, Any] | None = None,
+              encoder_identity: dict[str, Any] | None = None,
               on_layer: Callable[[LayerResult], None] | None = None) -> ProbeRun:
     """Train (or load) a probe for each layer and evaluate every test file and the baselines.
 
     With ``load``, the saved probe(s) are evaluated as they are (``DIR`` holds ``probe.json`` or
-    ``layer-L/probe.json`` per layer) and ``train`` is only needed for the baselines. With
-    ``save``, one layer is written to ``DIR``, several to ``DIR/layer-L``.
+    ``layer-L/probe.json`` per layer) and ``train`` is only needed for the baselines; a layer
+    the probe was not trained on, or representations of another dimension, are a
+    :class:`ParameterError` (see also :func:`check_saved`). With ``save``, one layer is written
+    to ``DIR``, several to ``DIR/layer-L``, with ``encoder_params`` and ``encoder_identity``
+    (what :func:`check_saved` compares on load).
     """
     t0 = time.perf_counter()
     golds = {t: load_gold(t) for t in tests}
@@ -172,7 +178,8 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     for layer in layers:
         log = None
         if load is not None:
-            saved = _load_for_layer(Path(load), layer, len(layers) > 1, device)
+            dim = features(tests[0], layer).dim
+            saved = _load_for_layer(Path(load), layer, dim, device)
             task, probe, module = saved.task, saved.probe, saved.module
             dev_metrics = dict(saved.meta.get("dev", {}))
         else:
@@ -193,7 +200,9 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         if save is not None and load is None:
             target = Path(save) / f"layer-{layer}" if len(layers) > 1 else Path(save)
             save_probe(target, probe, module, task, {
-                "encoder": encoder, "layer": layer, "seed": seed, "dim": dim, "dev": dev_metrics,
+                "encoder": encoder, "encoder_params": dict(encoder_params or {}),
+                **({"encoder_identity": encoder_identity} if encoder_identity else {}),
+                "layer": layer, "seed": seed, "dim": dim, "dev": dev_metrics,
                 "train": str(train), "dev_file": str(dev),
                 "log": log.as_dict() if log else None})
         results.append(res)
@@ -203,9 +212,121 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     return ProbeRun(encoder, task, probe, seed, results, base, golds, time.perf_counter() - t0)
 
 
-def _load_for_layer(root: Path, layer: int, many: bool, device: str) -> SavedProbe:
-    path = root / f"layer-{layer}" if (root / f"layer-{layer}").is_dir() else root
-    saved = load_probe(path, device=resolve_device(device))
-    if saved.meta.get("layer") != layer and many:
-        raise SynrobError(f"{path}: saved probe is for layer {saved.meta.get('layer')}, not {layer}")
-    return saved
+def _load_for_layer(root: Path, layer: int, dim: int, device: str) -> SavedProbe:
+    setup = read_saved(root)
+    if layer not in setup.layers:
+        raise ParameterError(f"probe in {root} was trained on {_layers_text(setup.layers)}, "
+                             f"not layer {layer}")
+    path = setup.layer_dir(layer)
+    meta = setup.metas[layer]
+    if int(meta.get("dim", dim)) != dim:
+        raise ParameterError(f"probe in {root} was trained on representations of dimension "
+                             f"{meta['dim']}, not dimension {dim}")
+    return load_probe(path, device=resolve_device(device))
+
+
+# ---------------------------------------------------------------------- saved probes
+@dataclass
+class SavedSetup:
+    """What a saved probe directory was trained on: ``probe.json`` of each saved layer."""
+
+    directory: Path
+    metas: dict[int, dict[str, Any]]   # layer -> probe.json
+    many: bool                         # DIR/layer-L/ per layer (else DIR/probe.json)
+
+    @property
+    def layers(self) -> list[int]:
+        return sorted(self.metas)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """``probe.json`` of the first layer (encoder, task and probe are the same for all)."""
+        return self.metas[self.layers[0]]
+
+    def layer_dir(self, layer: int) -> Path:
+        return self.directory / f"layer-{layer}" if self.many else self.directory
+
+
+def read_saved(directory: str | Path) -> SavedSetup:
+    """The ``probe.json`` files of a directory written by ``run_probe(save=...)``."""
+    import json
+
+    d = Path(directory)
+    files = [d / "probe.json"] if (d / "probe.json").is_file() else sorted(
+        d.glob("layer-*/probe.json"))
+    if not files:
+        raise ResourceError(f"{d}: not a saved probe (no probe.json)")
+    metas: dict[int, dict[str, Any]] = {}
+    for f in files:
+        try:
+            meta = json.loads(f.read_text(encoding="utf-8"))
+            layer = int(meta["layer"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ResourceError(f"{f}: not a valid probe.json ({exc})") from None
+        metas[layer] = meta
+    return SavedSetup(d, metas, files[0].parent != d)
+
+
+def _layers_text(layers: Sequence[int]) -> str:
+    return f"layer {layers[0]}" if len(layers) == 1 else "layers " + ", ".join(map(str, layers))
+
+
+def _first_difference(a: Any, b: Any, path: tuple[str, ...] = ()
+                      ) -> tuple[tuple[str, ...], Any, Any] | None:
+    """The first (path, a value, b value) where two JSON values differ, or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            diff = _first_difference(a.get(k), b.get(k), (*path, str(k)))
+            if diff is not None:
+                return diff
+        return None
+    return None if a == b else (path, a, b)
+
+
+def check_saved(setup: SavedSetup, *, encoder: str, identity: dict[str, Any] | None,
+                layers: Sequence[int], task: str, task_params: dict[str, Any],
+                probe: str, probe_params: dict[str, Any]) -> None:
+    """Raise :class:`ParameterError` unless a saved probe was trained on this setup.
+
+    Compares the task and its parameters, the probe and its parameters, the layers, and the
+    encoder: its identity (name, version, options such as pooling, model revision or file
+    fingerprints) when ``probe.json`` has one, else its name. Given parameters are compared
+    after conversion by the components' declared types. Each message names both values.
+    """
+    import json
+
+    meta, where = setup.meta, setup.directory
+
+    def fail(saved: str, given: str) -> None:
+        raise ParameterError(f"probe in {where} was trained on {saved}, not {given}")
+
+    if meta.get("task") != task:
+        fail(f"task {meta.get('task')!r}", f"task {task!r}")
+    if meta.get("probe") != probe:
+        fail(f"probe {meta.get('probe')!r}", f"probe {probe!r}")
+    for what, saved_params, given in (("task", meta.get("task_params", {}), task_params),
+                                      ("probe", meta.get("probe_params", {}), probe_params)):
+        for k, v in given.items():
+            if saved_params.get(k) != v:
+                fail(f"{what} parameter {k}={saved_params.get(k)!r}", f"{k}={v!r}")
+    for layer in layers:
+        if layer not in setup.metas:
+            fail(_layers_text(setup.layers), f"layer {layer}")
+    saved_spec = meta.get("encoder")
+    saved_id = meta.get("encoder_identity")
+    if saved_id is None or identity is None:  # saved by an older synrob: the name only
+        if saved_spec != encoder:
+            fail(f"encoder {saved_spec!r}", f"encoder {encoder!r}")
+        return
+    diff = _first_difference(saved_id, json.loads(json.dumps(identity, default=str)))
+    if diff is None:
+        return
+    path, a, b = diff
+    if saved_spec != encoder or path[0] == "encoder":
+        fail(f"encoder {saved_spec!r}", f"encoder {encoder!r}")
+    if path == ("version",):
+        fail(f"encoder {saved_spec!r} version {a}", f"version {b}")
+    if path == ("options", "pooling"):
+        fail(f"representations pooled by {a!r}", f"pooled by {b!r}")
+    name = ".".join(path[1:]) if path[0] == "options" else ".".join(path)
+    fail(f"encoder {saved_spec!r} with {name}={a!r}", f"{name}={b!r}")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from synrob.perturb.device import DEVICE_HELP
 
 if TYPE_CHECKING:
     from synrob.probe.experiment import ProbeRun
@@ -113,69 +114,76 @@ def probe(
     test: Annotated[list[str], typer.Option("--test", help="Test CoNLL-U file (repeatable).")],
     encoder: Annotated[str | None, typer.Option(help="Encoder name (synrob plugins --kind encoder).")] = None,
     layer: Annotated[str | None, typer.Option(help="Layer number, or 'all' for the layer curve.")] = None,
-    task: Annotated[str, typer.Option(help="Task: distance, depth, parse, pos, root, tree-depth.")] = "distance",
+    task: Annotated[str | None, typer.Option(help="Task: distance (default), depth, parse, pos, root, tree-depth.")] = None,
     train: Annotated[str | None, typer.Option(help="Training CoNLL-U file.")] = None,
     dev: Annotated[str | None, typer.Option(help="Dev CoNLL-U file (early stopping).")] = None,
     probe_name: Annotated[str | None, typer.Option("--probe", help="Probe (default: the task's).", rich_help_panel=_OPTS)] = None,
     param: Annotated[list[str] | None, typer.Option("-p", "--param", help="key=value for the task, probe or encoder (task.k / probe.k / encoder.k to disambiguate).", rich_help_panel=_OPTS)] = None,
     seed: Annotated[int, typer.Option(help="Random seed (initialisation, batch order).", rich_help_panel=_OPTS)] = 0,
-    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.", rich_help_panel=_OPTS)] = "auto",
+    device: Annotated[str, typer.Option(help=DEVICE_HELP, rich_help_panel=_OPTS)] = "auto",
     save: Annotated[Path | None, typer.Option(help="Save the trained probe (safetensors + JSON) here.", rich_help_panel=_OPTS)] = None,
-    load: Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead of training.", rich_help_panel=_OPTS)] = None,
+    load: Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead of training; encoder, layer, task and probe default to the saved ones and must agree with them.", rich_help_panel=_OPTS)] = None,
     predictions: Annotated[Path | None, typer.Option(help="Write one JSON line per test sentence.")] = None,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
-    import json
-
     from synrob.perturb.errors import SynrobError
     from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.experiment import encoder_features, run_probe
+    from synrob.probe.experiment import check_saved, encoder_features, read_saved, run_probe
 
     from ..output import emit_json, info
 
+    from synrob.perturb.device import check_device
+
+    device = check_device(device)  # a missing or invalid device fails before any work
     reg = get_registry()
-    saved_cfg: dict[str, Any] = {}
-    if load is not None:
-        cfg_file = (load / "probe.json") if (load / "probe.json").is_file() else None
-        if cfg_file is None:
-            subdirs = sorted(load.glob("layer-*/probe.json"))
-            cfg_file = subdirs[0] if subdirs else None
-        if cfg_file is None:
-            raise SynrobError(f"{load}: not a saved probe (no probe.json)")
-        saved_cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
-        encoder = encoder or saved_cfg.get("encoder")
-        task = saved_cfg.get("task", task)
+    saved = read_saved(load) if load is not None else None
+    given_encoder = encoder
+    if saved is not None:  # what is not given is taken from probe.json; the rest must agree
+        encoder = encoder or saved.meta.get("encoder")
+        task = task or saved.meta.get("task")
+        probe_name = probe_name or saved.meta.get("probe")
         if layer is None:
-            layer = "all" if cfg_file.parent != load else str(saved_cfg.get("layer"))
+            layer = "all" if saved.many else str(saved.layers[0])
     if encoder is None:
         raise SynrobError("--encoder is required (or --load a saved probe)")
     if layer is None:
         raise SynrobError("--layer is required: a layer number or 'all'")
+    task = task or "distance"
     task_cls = reg.get("task", task)
-    probe_cls = reg.get("probe", probe_name or saved_cfg.get("probe") or task_cls.default_probe)
-    from synrob.probe.encoders.resolve import spec_target
+    probe_cls = reg.get("probe", probe_name or task_cls.default_probe)
+    from synrob.probe.encoders.resolve import resolve_encoder, spec_target
 
     enc_cls = reg.get("encoder", spec_target(encoder)[0])
     routed = route_params(parse_assignments(param or []), {
         "task": task_cls.params, "probe": probe_cls.params, "encoder": getattr(enc_cls, "params", ())})
     task_obj = task_cls(**routed["task"])
     probe_obj = probe_cls(**routed["probe"])
-    features = encoder_features(encoder, params=routed["encoder"] or None, device=device)
-    tests = [_one_path(t, "--test") for t in test]
-    train_p = _one_path(train, "--train") if train else None
-    dev_p = _one_path(dev, "--dev") if dev else None
+    enc_params: dict[str, Any] = dict(routed["encoder"])
+    if saved is not None and given_encoder in (None, saved.meta.get("encoder")):
+        enc_params = {**saved.meta.get("encoder_params", {}), **enc_params}
+    identity = resolve_encoder(encoder, enc_params).identity()
     many = layer == "all"
-    if many:
-        first = train_p or tests[0]
-        layers = features.layers(first)  # type: ignore[attr-defined]
-    else:
+    if not many:
         try:
             layers = [int(layer)]
         except ValueError:
             raise SynrobError(f"--layer must be a number or 'all', not {layer!r}") from None
+    elif saved is not None:
+        layers = saved.layers
+    if saved is not None:
+        check_saved(saved, encoder=encoder, identity=identity, layers=layers, task=task,
+                    task_params={k: task_obj.options[k] for k in routed["task"]},
+                    probe=probe_obj.name,
+                    probe_params={k: probe_obj.options[k] for k in routed["probe"]})
+    features = encoder_features(encoder, params=enc_params or None, device=device)
+    tests = [_one_path(t, "--test") for t in test]
+    train_p = _one_path(train, "--train") if train else None
+    dev_p = _one_path(dev, "--dev") if dev else None
+    if many and saved is None:
+        layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
 
     def report(res: Any) -> None:
         key = task_obj.primary_metric
@@ -185,7 +193,8 @@ def probe(
     run = run_probe(encoder=encoder, task=task_obj, probe=probe_obj, layers=layers, tests=tests,
                     features=features, train=train_p, dev=dev_p, seed=seed, device=device,
                     save=save, load=load, keep_predictions=predictions is not None,
-                    baselines=baselines, on_layer=report)
+                    baselines=baselines, encoder_params=enc_params, encoder_identity=identity,
+                    on_layer=report)
     if predictions is not None:
         n = _write_predictions(run, predictions, many)
         info(f"synrob: wrote {n} predictions to {predictions}")

@@ -94,10 +94,19 @@ def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, tas
     """Write ``probe.safetensors`` and ``probe.json`` into ``directory``; returns it."""
     from safetensors.torch import save_file
 
+    import os
+
+    from synrob.perturb.atomic import write_text_atomic
+
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     tensors = {k: v.detach().to("cpu").contiguous() for k, v in module.state_dict().items()}
-    save_file(tensors, str(d / "probe.safetensors"))
+    tmp = d / f".probe.safetensors.{os.getpid()}.tmp"
+    try:
+        save_file(tensors, str(tmp))
+        os.replace(tmp, d / "probe.safetensors")
+    finally:
+        tmp.unlink(missing_ok=True)
     config = {
         "format": "synrob-probe/1",
         "probe": probe.name,
@@ -108,8 +117,7 @@ def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, tas
         "task_state": task.state(),
         **meta,
     }
-    (d / "probe.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n",
-                                  encoding="utf-8")
+    write_text_atomic(d / "probe.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     return d
 
 
@@ -131,6 +139,10 @@ def load_probe(directory: str | Path, device: str = "cpu") -> SavedProbe:
     task.load_state(cfg.get("task_state", {}))
     probe = reg.get("probe", cfg["probe"])(**cfg["probe_params"])
     module = probe.build(int(cfg["dim"]), task.n_classes, task.kind)
-    module.load_state_dict(load_file(str(weights), device="cpu"))
+    try:
+        module.load_state_dict(load_file(str(weights), device="cpu"))
+    except (RuntimeError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ResourceError(f"{weights}: weights do not match {cfg_path} ({first})") from None
     module.to(device).eval()
     return SavedProbe(probe, module, task, cfg)
