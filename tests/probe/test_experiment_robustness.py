@@ -17,10 +17,14 @@ from synrob.probe.experiments.robustness import (
 )
 from synrob.probe.experiments.robustness_metrics import (
     adversarial_choice,
+    adversary_drop,
+    lamalfa_counts,
+    sentence_losses,
     sentence_metrics,
     worst_case_distance,
     worst_case_drop,
 )
+from synrob.probe.lamalfa import lamalfa_gold_matrix
 from synrob.probe.tasks.base import load_gold
 from synrob.probe.tasks.classification import PosTask, RootTask, TreeDepthTask
 from synrob.probe.tasks.structural import DistanceTask
@@ -85,6 +89,66 @@ def test_worst_cases() -> None:
     assert metrics.spearman([1, 2, 3], [1, 2, 3]) == pytest.approx(1.0)
 
 
+def test_adversary_drop_uses_one_variant_for_every_metric() -> None:
+    losses = np.array([[0.1, 0.9, 0.5], [np.nan, 0.2, 0.3]])
+    pick = adversarial_choice(losses)
+    assert list(pick) == [1, 2]
+    clean = np.array([0.8, 0.5])
+    uuas = np.array([[0.7, 0.6, 0.2], [0.4, 0.1, 0.45]])
+    # on the loss adversary: 0.8 - 0.6 and 0.5 - 0.45; the per-metric worst is 0.6 and 0.4
+    assert adversary_drop(clean, uuas, pick) == pytest.approx([0.2, 0.05])
+    assert worst_case_drop(clean, uuas) == pytest.approx([0.6, 0.4])
+    assert np.isnan(adversary_drop(clean, np.array([[0, np.nan, 0], [0, 0, 0]]), pick)[0])
+
+
+def test_sentence_losses_are_the_probe_training_loss_per_sentence(gold) -> None:
+    import torch
+    from synrob.probe.probes.classifier import LinearProbe
+    from synrob.probe.probes.structural import StructuralProbe
+    from synrob.probe.training import Features
+
+    sub = gold.subset(6)
+    rng = np.random.default_rng(1)
+    feats = Features.from_sentences([rng.normal(size=(len(h), 4)) for h in sub.heads])
+    task = DistanceTask()
+    task.fit(sub)
+    probe = StructuralProbe()
+    torch.manual_seed(0)
+    module = probe.build(4, task.n_classes, task.kind)
+    got = sentence_losses(task, probe, module, feats, sub)
+    proj = module.proj.detach().double().numpy()
+    for i in range(len(sub)):
+        t = feats.sentence(i).astype(np.float64) @ proj
+        d = ((t[:, None, :] - t[None, :, :]) ** 2).sum(-1)
+        n = len(sub.heads[i])
+        assert got[i] == pytest.approx(np.abs(d - sub.distances(i)).sum() / n**2, rel=1e-4)
+    pos = PosTask()
+    pos.fit(sub)
+    lin = LinearProbe()
+    module = lin.build(4, pos.n_classes, pos.kind)
+    got = sentence_losses(pos, lin, module, feats, sub)
+    w = module[0].weight.detach().double().numpy()
+    b = module[0].bias.detach().double().numpy()
+    for i, tg in enumerate(pos.targets(sub)):
+        logits = feats.sentence(i).astype(np.float64) @ w.T + b
+        logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+        ok = tg >= 0
+        assert got[i] == pytest.approx(-logp[np.flatnonzero(ok), tg[ok]].mean(), rel=1e-4)
+
+
+def test_lamalfa_counts_on_gold_distances(gold) -> None:
+    preds = [gold.distances(i) for i in range(len(gold))]
+    counts = lamalfa_counts(gold, preds)
+    hits, total = counts["uuas_lamalfa"].T
+    assert np.array_equal(hits, total) and total.sum() > 0  # every kept gold edge is found
+    for i in (0, 3):
+        g = lamalfa_gold_matrix(gold.heads[i].tolist())
+        n = min(len(gold.heads[i]), 20)
+        # SDR over 20 x 20 cells: wrong exactly where their loader dropped an edge
+        wrong = np.count_nonzero(np.rint(preds[i][:n, :n]) != g[:n, :n])
+        assert tuple(counts["sdr_lamalfa"][i]) == (400 - wrong, 400)
+
+
 def test_parameters() -> None:
     assert parse_limits("coco=6, copos=0") == {"coco": 6, "copos": 0}
     assert parse_perturber_params("coco.candidates=8; copos.upos=NOUN,VERB") == {
@@ -95,6 +159,10 @@ def test_parameters() -> None:
         parse_perturber_params("candidates=8")
     exp = RobustnessExperiment.from_preset("default")
     assert exp.options["test"] == "ud:en_ewt:test" and exp.list("budgets", int) == [1, 5, 10]
+    assert exp.options["adversary"] == "loss"
+    assert RobustnessExperiment(adversary="per-metric").options["adversary"] == "per-metric"
+    with pytest.raises(ParameterError):
+        RobustnessExperiment(adversary="worst")
     with pytest.raises(ParameterError):
         RobustnessExperiment.from_preset("nope")
 
@@ -120,6 +188,9 @@ def test_sample_preset_runs_and_resumes(cli, tmp_path) -> None:
     assert 0 < l2[1] < l2[5]
     assert drops[("pos", "drop_words_right", 5)] > 0
     assert drops[("distance", "drop_uuas", 5)] > 0
+    assert {r["adversary"] for r in rows} == {"loss"}
+    assert ("distance", "drop_uuas_lamalfa", 5) in drops and ("distance", "drop_sdr_lamalfa", 1) in drops
+    assert "ΔUUAS (LM code)" in res.stdout
     for r in rows:
         if r["metric"].startswith("drop_"):
             assert {"encoder", "layer", "task", "perturbation", "params", "seed",
@@ -141,3 +212,15 @@ def test_sample_preset_runs_and_resumes(cli, tmp_path) -> None:
     assert sorted((r["metric"], r["budget"], r["value"]) for r in redo["rows"]
                   if r["task"] == "pos") == sorted(
         (r["metric"], r["budget"], r["value"]) for r in rows if r["task"] == "pos")
+    # the per-metric worst case is a new run key; per sentence it is at least the drop on the
+    # loss adversary, so its means are too
+    per = cli(["run", "robustness", "--preset", "sample", "-o", out, "-p", "test_limit=40",
+               "-p", "adversary=per-metric", "--json"])
+    per_rows = json.loads(per.stdout)
+    assert per_rows["executed"] == 4
+    worst = {(r["task"], r["metric"], r["budget"]): r["value"] for r in per_rows["rows"]
+             if r["metric"].startswith("drop_") and r["metric"] != "drop_spearman"}
+    assert worst.keys() == {k for k in drops if k[1] != "drop_spearman"}
+    for k, v in worst.items():
+        assert v >= drops[k] - 1e-12, k
+    assert any(v > drops[k] + 1e-9 for k, v in worst.items())
