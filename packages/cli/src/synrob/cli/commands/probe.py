@@ -128,14 +128,13 @@ def probe(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
+    from synrob.perturb.device import check_device
     from synrob.perturb.errors import SynrobError
     from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
     from synrob.probe.experiment import check_saved, encoder_features, read_saved, run_probe
 
     from ..output import emit_json, info
-
-    from synrob.perturb.device import check_device
 
     device = check_device(device)  # a missing or invalid device fails before any work
     reg = get_registry()

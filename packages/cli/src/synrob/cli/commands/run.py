@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from synrob.perturb.device import DEVICE_HELP
 
 _RUN = "Execution"
 
@@ -24,7 +25,7 @@ def run_experiment(
     param: Annotated[list[str] | None, typer.Option("-p", "--param", help="key=value for the experiment (comma-separated lists).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: synrob-results/NAME).")] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
-    device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N.")] = None,
+    device: Annotated[str | None, typer.Option(help=DEVICE_HELP + " (default auto).")] = None,
     backend: Annotated[str | None, typer.Option(help="local (process pool), ray or dask.", rich_help_panel=_RUN)] = None,
     address: Annotated[str | None, typer.Option(help="Address of an existing ray/dask cluster (default: start a local one).", rich_help_panel=_RUN)] = None,
     workers: Annotated[int | None, typer.Option(help="Parallel runs (local pool or local cluster size).", rich_help_panel=_RUN)] = None,
@@ -60,12 +61,15 @@ def run_experiment(
         return default if value is None else value
 
     outdir = Path(pick(out, "output", f"synrob-results/{exp_name}"))
+    from synrob.perturb.device import check_device
+
+    device = check_device(pick(device, "device", "auto"))  # fails before any work
     from synrob.probe.experiments.runner import run_experiment as run
 
     def on_run(run_id: str, spec: Any, seconds: float) -> None:
         info(f"synrob: run {spec.label or run_id} done in {seconds:.1f} s")
 
-    result = run(experiment, outdir, seed=pick(seed, "seed", 0), device=pick(device, "device", "auto"),
+    result = run(experiment, outdir, seed=pick(seed, "seed", 0), device=device,
                  backend=pick(backend, "backend", "local"), workers=pick(workers, "workers", 1),
                  address=pick(address, "address", None) or None, force=force, progress=progress,
                  on_run=on_run)

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence
+from ..device import DEVICE_HELP, check_device
 from ..errors import ParameterError, ResourceError
 from ..params import Param
 
@@ -226,7 +227,7 @@ class CoCo(Perturber):
               "whose UPOS differs from the word's treebank UPOS"),
         Param("batch_size", int, 32, "sentences per batched replacement step"),
         Param("max_tokens", int, 2048, "padded tokens per forward pass (memory bound)"),
-        Param("device", str, "auto", "auto (CUDA when present, else CPU), cpu, cuda, cuda:N"),
+        Param("device", str, "auto", DEVICE_HELP),
         Param("trust_remote_code", bool, False, "allow model code from the hub (off by default)"),
     )
 
@@ -236,6 +237,7 @@ class CoCo(Perturber):
         for key in ("budget", "candidates", "batch_size", "max_tokens"):
             if o[key] < 1:
                 raise ParameterError(f"perturber 'coco': {key} must be at least 1, got {o[key]}")
+        check_device(o["device"])  # an invalid or missing device fails now, before any input
         self.upos = frozenset(p.strip() for p in o["pos"].split(",") if p.strip())
         if not self.upos:
             raise ParameterError("perturber 'coco': pos names no UPOS tag")

@@ -24,25 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from synrob.perturb.device import DEVICE_HELP, resolve_device
 from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.params import Param
 
 from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, word_offsets
 
-__all__ = ["TransformerEncoder", "Sequence_", "Batch", "pick_device"]
+__all__ = ["TransformerEncoder", "Sequence_", "Batch"]
 
 _PRECISIONS = ("float32", "bfloat16", "float16")
 _WEIGHT_PATTERNS = ("config.json", "*.safetensors", "*.bin", "tokenizer.json", "*.model",
                     "vocab.txt", "vocab.json", "merges.txt")
-
-
-def pick_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when available, else ``cpu``; other values pass through."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 @dataclass
@@ -87,7 +79,7 @@ class TransformerEncoder(Encoder):
         Param("model", str, "", "Hugging Face model name, local directory, or .gguf file"),
         Param("revision", str, "main", "hub revision (ignored for local paths)"),
         Param("pooling", str, "mean", "how subwords pool into a word", ("mean", "first", "last")),
-        Param("device", str, "auto", "torch device; auto = cuda if available else cpu"),
+        Param("device", str, "auto", DEVICE_HELP),
         Param("precision", str, "float32", "model weights/compute dtype", _PRECISIONS),
         Param("token_budget", int, 0,
               "max padded tokens per forward batch (0 = auto: 1024 on CPU, where small "
@@ -209,7 +201,7 @@ class TransformerEncoder(Encoder):
         hf_logging.disable_progress_bar()
         src, kw, _ = self._source()
         config = self.config
-        self.device = pick_device(self.options["device"])
+        self.device = resolve_device(self.options["device"])
         dtype = getattr(torch, self.options["precision"])
         try:
             tok = AutoTokenizer.from_pretrained(
