@@ -386,9 +386,9 @@ def _rep_values(cell: dict[tuple[str, str], list[float]], metric: str) -> list[f
 #: How the report describes each ``adversary`` setting.
 ADVERSARY_TEXT = {
     "loss": ("one adversarial variant per sentence, the one of the k with the highest probe loss "
-             "(the probe's training loss on that sentence alone); every column is clean − that "
-             "variant, averaged over sentences, and ΔSp tree depth is the corpus Spearman of clean "
-             "predictions minus that of the adversarial variants'."),
+             "(the probe's training loss on that sentence alone); every probe column is clean − "
+             "that variant, averaged over sentences, and ΔSp tree depth is the corpus Spearman of "
+             "clean predictions minus that of the adversarial variants'."),
     "per-metric": ("each metric's worst variant separately (max over the k variants of clean − "
                    "perturbed), averaged over sentences, so one row may combine different "
                    "variants; ΔSp tree depth uses the variant with the largest depth error."),
@@ -430,8 +430,9 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
          + " (LM code) columns: La Malfa et al.'s released UUAS/SDR (first 20 words, no MST, "
          "no punctuation removal, padding cells included in SDR), clean corpus value minus the "
          "mean per-sentence value of the adversarial variant(s), as their probing_robustness.py. "
-         "ℓ2 / cosine: worst-case (max / min) distance between the mean-pooled layer vectors of "
-         "the original and a perturbed sentence, averaged over sentences."),
+         "ℓ2 / cosine (Algorithm 1, no probe): worst-case (max / min over all k variants) "
+         "distance between the mean-pooled layer vectors of the original and a perturbed "
+         "sentence, averaged over sentences."),
         "## Worst-case drops (Table 1)",
         markdown_table(header, drop_rows),
         "## Clean scores on the same sentences",
