@@ -53,3 +53,11 @@ def test_stanza_backend_without_models(cli):
     assert res.exit_code == 1
     assert "stanza's English models are not installed" in res.stderr
     assert res.stdout == ""
+
+
+def test_parse_refuses_to_overwrite_its_input(cli, tmp_path) -> None:
+    src = tmp_path / "sentences.txt"
+    src.write_text("The cat sat.\n", encoding="utf-8")
+    res = cli(["parse", str(src), "-o", str(src)])
+    assert res.exit_code == 1 and "refusing to overwrite an input" in res.stderr
+    assert src.read_text(encoding="utf-8") == "The cat sat.\n"

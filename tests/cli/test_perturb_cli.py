@@ -40,6 +40,12 @@ def test_workers_identical_to_single_process(cli, dev_head) -> None:
     assert two.stderr == one.stderr
 
 
+def _shiftable(s) -> bool:
+    """Whether bshift (default: no pair holding punctuation) can swap two words of ``s``."""
+    w = s.words()
+    return any(a.upos != "PUNCT" and b.upos != "PUNCT" for a, b in zip(w, w[1:]))
+
+
 def test_conllu_comments_and_summary(cli, dev_head) -> None:
     res = cli(["perturb", "--kind", "bshift", "--seed", "9", "--variants", "2", dev_head])
     assert res.exit_code == 0
@@ -60,12 +66,12 @@ def test_conllu_comments_and_summary(cli, dev_head) -> None:
         assert meta["synrob.seed"] == "9" and meta["synrob.variant"] == str(k % 2)
         assert s.sent_id == f"{orig.sent_id}.synrob-bshift-v{k % 2}"
         changed = meta.get("synrob.changed")
-        if len(orig) >= 2:
+        if _shiftable(orig):
             i, j = map(int, changed.split(","))
             assert (s.forms[i - 1], s.forms[j - 1]) == (orig.forms[j - 1], orig.forms[i - 1])
             assert sorted(s.forms) == sorted(orig.forms)
             assert 0.0 <= float(meta["synrob.chrf2"]) <= 1.0
-    unchanged = sum(1 for s in originals if len(s) < 2)
+    unchanged = sum(1 for s in originals if not _shiftable(s))
     assert f"perturbed {len(out) - 2 * unchanged}/{len(out)} outputs ({2 * unchanged} unchanged)" \
         in res.stderr
 
@@ -122,8 +128,8 @@ def test_jsonl_fields_and_labels(cli, dev_head) -> None:
         assert {"sent_id", "source", "kind", "params", "seed", "variant", "changed", "chrf2",
                 "lev", "original", "perturbed", "label"} <= set(rec)
         assert rec["source"] == orig.sent_id and rec["original"] == orig.text
-        assert rec["seed"] == 2 and rec["variant"] == 0 and rec["params"] == {}
-        assert rec["label"] == ("I" if len(orig) >= 2 else "O")
+        assert rec["seed"] == 2 and rec["variant"] == 0 and rec["params"] == {"punct": False}
+        assert rec["label"] == ("I" if _shiftable(orig) else "O")
         assert (rec["perturbed"] != rec["original"]) == bool(rec["changed"]) or \
             len(set(orig.forms)) < len(orig.forms)
 
@@ -161,7 +167,7 @@ def test_ewt_dev_bshift_integration(cli, ewt_dev) -> None:
     out = sentences_from_string(res.stdout)
     originals = list(read_conllu(ewt_dev))
     assert len(out) == len(originals) == 2001
-    single = sum(1 for s in originals if len(s) < 2)
+    single = sum(1 for s in originals if not _shiftable(s))
     assert f"perturbed {2001 - single}/2001 sentences ({single} unchanged)" in res.stderr
     for orig, new in zip(originals, out, strict=True):
         # the tree travels with its words: same undirected edges between the same word forms
@@ -210,3 +216,29 @@ def test_raw_text_input_is_parsed_then_perturbed(cli, tmp_path) -> None:
     text = cli(["perturb", "--kind", "bshift", "--format-in", "text"],
                stdin="Dogs bark loudly.\n")
     assert text.exit_code == 0 and text.stdout.count("\n") == 1
+
+
+def test_output_that_is_the_input_is_refused_and_the_input_kept(cli, sample_slice, tmp_path) -> None:
+    src = sample_slice("dev", 5, tmp_path)
+    before = open(src, encoding="utf-8").read()
+    for out in (src, str(tmp_path / "." / "dev-5.conllu")):
+        res = cli(["perturb", "--kind", "shuffle", src, "-o", out])
+        assert res.exit_code == 1
+        assert res.stderr.count("\n") == 1 and "refusing to overwrite an input" in res.stderr
+        assert open(src, encoding="utf-8").read() == before  # the input is intact
+
+
+def test_failed_run_leaves_no_partial_output(cli, tmp_path) -> None:
+    good = "# text = a b\n1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n\n"
+    bad = "1\ta\ta\tX\tX\t_\t0\troot\t_\n\n"  # 9 columns: invalid, the run stops here
+    src = tmp_path / "in.conllu"
+    src.write_text(good * 200 + bad, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    out.write_text("previous result\n", encoding="utf-8")
+    res = cli(["perturb", "--kind", "shuffle", str(src), "-o", str(out)])
+    assert res.exit_code == 1 and "synrob: error:" in res.stderr
+    assert out.read_text(encoding="utf-8") == "previous result\n"  # old file, not a truncated one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.conllu", "out.conllu"]
+    res = cli(["perturb", "--kind", "shuffle", str(src), "-o", str(out), "--skip-invalid"])
+    assert res.exit_code == 0
+    assert out.read_text(encoding="utf-8").count("# synrob.source") == 200

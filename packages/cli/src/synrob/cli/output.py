@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
-from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, TypeVar
 
 T = TypeVar("T")
 
@@ -14,6 +16,22 @@ T = TypeVar("T")
 def info(message: str) -> None:
     """A human message on stderr (stdout stays machine-readable)."""
     print(message, file=sys.stderr)
+
+
+@contextlib.contextmanager
+def output_file(output: str | Path | None, inputs: Sequence[str | Path] = ()) -> Iterator[IO[str]]:
+    """stdout (``output`` None or ``-``) or ``output`` written atomically: the file appears only
+    when the block ends without an error, so a failed or killed run leaves the old file (or
+    none). An ``output`` that is one of ``inputs`` is refused before anything is read."""
+    from synrob.perturb.atomic import atomic_open, refuse_overwriting_inputs
+
+    if output is None or str(output) == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    refuse_overwriting_inputs(output, inputs)
+    with atomic_open(output, newline="\n") as fh:
+        yield fh
 
 
 def _finite(obj: Any) -> Any:

@@ -12,12 +12,12 @@ Specs accepted wherever a CoNLL-U input is expected:
 from __future__ import annotations
 
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from importlib import resources
 from pathlib import Path
 
+from .atomic import atomic_open
 from .errors import ResourceError
 
 SPLITS = ("train", "dev", "test")
@@ -63,14 +63,11 @@ def _local_dirs(name: str) -> list[Path]:
 def _download(name: str, split: str, dest: Path) -> Path:
     repo, tag = UD_TREEBANKS[name]
     url = _RAW_URL.format(repo=repo, tag=tag, name=name, split=split)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 - fixed https URL
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".part")
-            with os.fdopen(fd, "wb") as out:
-                while chunk := resp.read(1 << 20):
-                    out.write(chunk)
-        os.replace(tmp, dest)
+        with urllib.request.urlopen(url, timeout=30) as resp, \
+                atomic_open(dest, "wb") as out:  # noqa: S310 - fixed https URL
+            while chunk := resp.read(1 << 20):
+                out.write(chunk)
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
         raise ResourceError(

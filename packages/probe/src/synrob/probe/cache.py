@@ -11,10 +11,10 @@ Layout under ``<synrob cache>/representations/``::
     <key>.lock              held while writing
 
 The key hashes the encoder identity, layer set, pooling, storage dtype and the SHA-256 of the
-corpus file. An entry becomes visible only by ``os.replace`` of the finished ``.partial``
-directory, so a reader never sees a half-written entry. The encoder writes each chunk straight
-into memory maps of the chunk's rows of preallocated ``.npy`` files (page cache, not process
-memory; only one chunk mapped at a time); a chunk is recorded in ``progress.json`` once
+corpus file. An entry becomes visible only by the atomic rename
+(``synrob.perturb.atomic.publish``) of the finished ``.partial`` directory, so a reader never
+sees a half-written entry. The encoder writes each chunk straight into memory maps of the
+chunk's rows of preallocated ``.npy`` files (page cache, not process memory; only one chunk mapped at a time); a chunk is recorded in ``progress.json`` once
 written, so an interrupted run resumes after the last recorded chunk.
 
 Durability without waiting for the disk: written pages live in the kernel's page cache, so they
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synrob.perturb.atomic import write_text_atomic
+from synrob.perturb.atomic import publish, write_text_atomic
 from synrob.perturb.data import cache_dir
 from synrob.perturb.errors import SynrobError
 
@@ -370,7 +370,7 @@ class EntryWriter:
         (self.partial / "progress.json").unlink(missing_ok=True)
         if self.final.exists():  # written meanwhile by another process without the lock
             shutil.rmtree(self.final)
-        os.replace(self.partial, self.final)
+        publish(self.partial, self.final)
         return self.final
 
 

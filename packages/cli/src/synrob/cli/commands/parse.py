@@ -60,23 +60,18 @@ def parse(
     from synrob.perturb.errors import ParameterError
     from synrob.perturb.parsing import ParserWarning, parse_texts
 
-    from ..output import info
+    from ..output import info, output_file
 
     if backend not in ("auto", "stanza", "spacy"):
         raise ParameterError(f"--backend {backend!r} is not one of: auto, stanza, spacy")
-    out = open(output, "w", encoding="utf-8", newline="\n") if output else sys.stdout  # noqa: SIM115
     count = 0
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ParserWarning)
-            for sentence in parse_texts(_lines(inputs or []), backend=backend):  # type: ignore[arg-type]
-                _flush(caught, ParserWarning)
-                out.write(sentence.serialize())
-                count += 1
-            _flush(caught, ParserWarning)  # no sentence at all (empty input)
-    finally:
-        if output:
-            out.close()
+    with output_file(output, inputs or []) as out, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ParserWarning)
+        for sentence in parse_texts(_lines(inputs or []), backend=backend):  # type: ignore[arg-type]
+            _flush(caught, ParserWarning)
+            out.write(sentence.serialize())
+            count += 1
+        _flush(caught, ParserWarning)  # no sentence at all (empty input)
     if output:
         info(f"synrob: wrote {count} sentences to {output}")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from synrob.perturb.device import DEVICE_HELP
 
 if TYPE_CHECKING:
     from synrob.perturb.base import Perturber
@@ -98,9 +99,11 @@ def _describe(kind: str, as_json: bool) -> None:
 
 
 def _build_perturber(
-    kind: str, params: list[str], budget: str | None, inputs: list[str] | None = None
+    kind: str, params: list[str], budget: str | None, inputs: list[str] | None = None,
+    device: str | None = None,
 ) -> Perturber:
-    """The perturber with its parameters; a ``reference`` corpus defaults to the inputs."""
+    """The perturber with its parameters; a ``reference`` corpus defaults to the inputs;
+    ``--budget`` and ``--device`` are shortcuts for ``-p budget=`` and ``-p device=``."""
     from synrob.perturb.errors import ParameterError
     from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
@@ -116,6 +119,20 @@ def _build_perturber(
                 f"--budget {budget} conflicts with -p budget={given['budget']}; give one"
             )
         given["budget"] = budget
+    if device is not None:
+        registry = get_registry()
+        with_device = [n for n in registry.names("perturber")
+                       if any(p.name == "device" for p in registry.get("perturber", n).params)]
+        if kind not in with_device:
+            raise ParameterError(
+                f"--device: perturber {kind!r} runs no model on a device (only "
+                f"{', '.join(with_device) or 'none'} do)"
+            )
+        if "device" in given and given["device"] != device:
+            raise ParameterError(
+                f"--device {device} conflicts with -p device={given['device']}; give one"
+            )
+        given["device"] = device
     return cls(**given)
 
 
@@ -136,6 +153,11 @@ def perturb(
     variants: Annotated[int, typer.Option(help="Perturbed variants per sentence (K).")] = 1,
     budget: Annotated[
         str | None, typer.Option(help="Shortcut for -p budget=TAU (substitution budget).")
+    ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(help=f"Shortcut for -p device=DEV (perturbers with a model, e.g. coco): "
+                     f"{DEVICE_HELP}."),
     ] = None,
     fmt: Annotated[
         str | None,
@@ -177,7 +199,7 @@ def perturb(
     from synrob.perturb.pipeline import FORMATS, PipelineStats, check_format, perturb_formatted
     from synrob.perturb.plugins import get_registry
 
-    from ..output import info, progress
+    from ..output import info, output_file, progress
 
     if describe is not None:
         _describe(describe, as_json)
@@ -191,7 +213,7 @@ def perturb(
         raise ParameterError(
             f"unknown --format-in {format_in!r}; available: {', '.join(_IN_FORMATS)}"
         )
-    perturber = _build_perturber(kind, param or [], budget, inputs)
+    perturber = _build_perturber(kind, param or [], budget, inputs, device)
 
     paths = [
         (path, _input_format(path, format_in))
@@ -211,14 +233,9 @@ def perturb(
         perturber, _items(paths), fmt, seed=seed, variants=variants, batch_size=batch_size,
         workers=workers, skip_invalid=skip_invalid, on_invalid=report, stats=stats,
     )
-    out = open(output, "w", encoding="utf-8", newline="\n") if output else sys.stdout  # noqa: SIM115
-    try:
+    with output_file(output, [str(p) for p, _ in paths]) as out:
         for chunk in progress(stream, f"perturbing ({kind})"):
             out.write(chunk)
-        out.flush()
-    finally:
-        if output:
-            out.close()
     info(stats.summary(variants))
     if stats.notes:
         reasons = sorted(stats.notes.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -17,11 +17,12 @@ The unperturbed set is the first ``limit`` sentences of the test file, written t
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any
+
+from synrob.perturb.atomic import atomic_open
 
 __all__ = ["PerturbedSet", "SetFiles", "grid", "build_set", "clean_file", "carrier_conllu"]
 
@@ -101,11 +102,9 @@ class SetFiles:
 
 
 def _atomic_write(path: Path, text_chunks: Any) -> Path:
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_open(path) as fh:
         for chunk in text_chunks:
             fh.write(chunk)
-    os.replace(tmp, path)
     return path
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.errors import ParameterError
 
 __all__ = ["task_corpus", "conllu_text", "encoder_layers", "encode_task", "sentence_vectors",
@@ -46,11 +47,7 @@ def task_corpus(sentences: Sequence[str], dest: str | os.PathLike[str]) -> Path:
     path = d / f"senteval-{digest}.conllu"
     if path.exists():
         return path
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, text)
 
 
 def parse_layer_spec(spec: str | Sequence[Any], encoders: Sequence[str],
