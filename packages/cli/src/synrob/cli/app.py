@@ -2,14 +2,26 @@
 
 Commands live in :mod:`synrob.cli.commands` (one module per command group, each exposing
 ``register(app)``). Nothing heavy (torch, transformers, spaCy) is imported at module level, so
-``synrob --help`` is instant. :func:`run` is the boundary: a :class:`SynrobError` becomes one line
-on stderr and exit code 1; usage errors exit 2; no traceback for either.
+``synrob --help`` is instant. :func:`run` is the boundary; every exception ends there as one
+line on stderr and an exit code (never a traceback unless ``SYNROB_DEBUG=1``):
+
+====  =====================================================================================
+0     success
+1     a user error: ``synrob: error: <message>`` (any :class:`SynrobError`)
+2     a usage error (unknown option, missing argument): ``synrob: error: <message> (see ...)``
+70    an internal error, i.e. a bug: ``synrob: internal error: <Type>: <message> (a bug: ...)``
+130   interrupted (Ctrl-C): ``synrob: interrupted``
+141   stdout was closed early (``synrob perturb ... | head -1``): nothing is printed
+====  =====================================================================================
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 from typing import Annotated
@@ -22,6 +34,8 @@ except ImportError:  # pragma: no cover
     from click import exceptions as _cx
 
 from . import __version__
+
+_NO_ARGS = getattr(_cx, "NoArgsIsHelpError", ())  # click >= 8.2: a group called without args
 
 COMMAND_MODULES = (
     "conllu",
@@ -86,35 +100,109 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _default_showwarning = warnings.showwarning
 
 
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer killed by SIGPIPE
+
+BUG_HINT = "a bug: please report it with SYNROB_DEBUG=1 output"
+
+
+def debug_enabled() -> bool:
+    """Whether ``SYNROB_DEBUG`` asks for tracebacks (``1``, ``true``, ``yes`` or ``on``)."""
+    return os.environ.get("SYNROB_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _one_line(text: str) -> str:
+    """The first non-blank line of ``text`` (the rest is in the SYNROB_DEBUG traceback)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _is_broken_pipe(exc: BaseException) -> bool:
+    return isinstance(exc, BrokenPipeError) or (
+        isinstance(exc, OSError) and exc.errno == errno.EPIPE
+    )
+
+
+def _detach_stdout() -> None:
+    """After a broken pipe, point stdout's descriptor at /dev/null so that the interpreter's
+    final flush of what is still buffered does not fail again ("Exception ignored ...")."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (e.g. captured in tests)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _usage_message(exc: _cx.UsageError) -> str:
+    message = " ".join(exc.format_message().split())
+    if exc.ctx is not None:
+        message += f" (see '{exc.ctx.command_path} --help')"
+    return message
+
+
+def _error(line: str) -> None:
+    print(f"synrob: {line}", file=sys.stderr)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI with ``argv``; return the exit code (the one error boundary)."""
+    """Run the CLI with ``argv``; return the exit code (the one error boundary).
+
+    Exit codes: 0 success, 1 user error (:class:`SynrobError`), 2 usage error, 70 internal
+    error (any other exception: a bug), 130 interrupted, 141 stdout closed early. Each failure
+    is one line on stderr (none for a closed stdout); ``SYNROB_DEBUG=1`` adds the traceback of
+    user and internal errors before that line.
+    """
     from synrob.perturb.errors import SynrobError
 
     warnings.showwarning = _show_warning
     command = typer.main.get_command(app)
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = command.main(
-            args=list(sys.argv[1:] if argv is None else argv),
-            prog_name="synrob",
-            standalone_mode=False,
-        )
-        return result if isinstance(result, int) else 0
+        # make_context + invoke rather than command.main: main turns Ctrl-C into a bare exit
+        # code and a closed stdout into sys.exit(1), so the boundary could not report them
+        with command.make_context("synrob", args) as ctx:
+            result = command.invoke(ctx)
+        sys.stdout.flush()  # a closed pipe shows here, inside the boundary, not at exit
+        return result if isinstance(result, int) else EXIT_OK
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
-        print("synrob: aborted", file=sys.stderr)
-        return 130
-    except _cx.ClickException as exc:  # usage errors: bad option, missing argument
+        _error("aborted")
+        return EXIT_INTERRUPTED
+    except _NO_ARGS as exc:  # `synrob` or `synrob cache` alone: the help text
         exc.show()
         return exc.exit_code
+    except _cx.UsageError as exc:  # bad option, missing argument, bad value
+        _error(f"error: {_usage_message(exc)}")
+        return exc.exit_code
+    except _cx.ClickException as exc:  # click's own user errors (e.g. an unreadable file)
+        _error(f"error: {_one_line(exc.format_message())}")
+        return exc.exit_code
     except SynrobError as exc:
-        print(f"synrob: error: {exc}", file=sys.stderr)
-        return 1
+        if debug_enabled():
+            traceback.print_exc(file=sys.stderr)
+        _error(f"error: {exc}")
+        return EXIT_ERROR
     except KeyboardInterrupt:
-        print("synrob: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 141
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug
+        if _is_broken_pipe(exc):  # the reader went away (| head): stop quietly
+            _detach_stdout()
+            return EXIT_BROKEN_PIPE
+        if debug_enabled():
+            traceback.print_exc(file=sys.stderr)
+        message = _one_line(str(exc))
+        what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        _error(f"internal error: {what} ({BUG_HINT})")
+        return EXIT_INTERNAL
     finally:
         warnings.showwarning = _default_showwarning
 

@@ -125,8 +125,8 @@ def _build_perturber(
                        if any(p.name == "device" for p in registry.get("perturber", n).params)]
         if kind not in with_device:
             raise ParameterError(
-                f"--device: perturber {kind!r} runs no model on a device (only "
-                f"{', '.join(with_device) or 'none'} do)"
+                f"--device: perturber {kind!r} runs no model (perturbers with a device "
+                f"parameter: {', '.join(with_device) or 'none'})"
             )
         if "device" in given and given["device"] != device:
             raise ParameterError(
