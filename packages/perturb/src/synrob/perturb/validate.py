@@ -1,0 +1,226 @@
+"""Validation of one CoNLL-U sentence block: everything the corpus model relies on.
+
+:func:`validate_block` takes a sentence's ``(line number, line)`` pairs and raises
+:class:`~synrob.perturb.errors.ConlluError` (``FILE:LINE: problem``) for the first problem:
+
+* text: every line is UTF-8 (the reader decodes with ``surrogateescape``, so a bad byte reaches
+  this check and is reported with its line, column and value); a byte-order mark only at the
+  very start of a file (the reader drops that one); comments only before the first word line;
+* columns: 10 tab-separated, none empty;
+* IDs: words ``1, 2, ... n`` in order; multiword ranges ``a-b`` with ``a < b``, placed right
+  before word ``a``, ending inside the sentence, not overlapping, with ``_`` in HEAD, DEPREL
+  and DEPS; empty nodes ``n.k`` right after word ``n`` (``0.k`` before word 1), ``k`` counting
+  ``1, 2, ...``, with ``_`` in HEAD and DEPREL and a non-empty DEPS;
+* HEAD: an integer in ``0..n`` for every word, exactly one root, no cycle;
+* FEATS: ``_`` or ``Name=Value`` pairs separated by ``|``;
+* DEPS: ``_`` or ``HEAD:DEPREL`` pairs separated by ``|``, sorted by head, each head being
+  ``0``, a word of the sentence or one of its empty nodes (``n.k``).
+
+Duplicate ``sent_id``s are not an error: :func:`synrob.perturb.corpus.iter_blocks` warns about
+them (:class:`ConlluWarning`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from . import tree as _tree
+from .errors import ConlluError, SynrobWarning
+
+__all__ = ["ConlluWarning", "validate_block", "COLUMNS"]
+
+COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+
+_WORD_ID = re.compile(r"[1-9][0-9]*")
+_RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
+_EMPTY_ID = re.compile(r"(0|[1-9][0-9]*)\.([1-9][0-9]*)")
+_HEAD = re.compile(r"0|-?[1-9][0-9]*")
+_DEPS_HEAD = re.compile(r"(0|[1-9][0-9]*)(?:\.([1-9][0-9]*))?")
+# A DEPREL in DEPS: ':'-separated parts, none empty, none starting with a digit, '_' or '-'
+# (the grammar of the conllu library's DEPS parser, without whitespace).
+_DEPREL = re.compile(r"[^\d:_\-|\s][^:|\s]*(?::[^\d:_\-|\s][^:|\s]*)*")
+_FEAT = re.compile(r"[^=|\s]+=[^|\s]+")
+# Lone surrogates: bytes that were not UTF-8, decoded with errors="surrogateescape".
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+_BOM = "\ufeff"
+
+
+class ConlluWarning(SynrobWarning):
+    """A CoNLL-U file is readable but suspicious (e.g. two sentences share a ``sent_id``)."""
+
+
+def _utf8_problem(line: str) -> str | None:
+    """The 'not UTF-8' problem of a line decoded with surrogateescape, or None."""
+    m = _BAD_BYTE.search(line)
+    if m is None:
+        return None
+    byte = ord(m.group()) - 0xDC00
+    col = len(line[: m.start()].encode("utf-8", "surrogateescape")) + 1
+    return f"not UTF-8: byte 0x{byte:02x} at byte {col} of the line"
+
+
+def _comment_sent_id(line: str) -> str | None:
+    """The value of a ``# sent_id = X`` comment, or None for any other comment."""
+    key, sep, value = line[1:].partition("=")
+    if sep and key.strip() == "sent_id":
+        return value.strip() or None
+    return None
+
+
+def _fail(path: str, lineno: int, problem: str, sent_id: str | None) -> ConlluError:
+    return ConlluError(path, lineno, problem, sent_id)
+
+
+def split_rows(
+    lines: Sequence[tuple[int, str]], path: str
+) -> tuple[list[str], list[list[str]]]:
+    """Validate a block; return its comment lines and its token rows (lists of 10 columns)."""
+    first_line = lines[0][0]
+    sent_id: str | None = None
+    comments: list[str] = []
+    rows: list[list[str]] = []
+    heads: list[tuple[int, int]] = []  # (head, line number) of word i + 1
+    ranges: list[tuple[int, int, int]] = []  # (first, last, line number)
+    deps_todo: list[tuple[int, str, str]] = []  # (line number, node, DEPS)
+    empty_ids: set[tuple[int, int]] = set()
+    range_end = 0  # last word of the latest multiword range
+    empty_n, empty_k = -1, 0  # latest empty node n.k
+    for lineno, line in lines:
+        if not line.isascii():
+            bad = _utf8_problem(line)
+            if bad is not None:
+                raise _fail(path, lineno, bad, sent_id)
+            if line.startswith(_BOM):
+                raise _fail(path, lineno, "byte-order mark (U+FEFF) inside the file; it is "
+                            "allowed only at the start of a file", sent_id)
+        if line.startswith("#"):
+            if rows:
+                raise _fail(path, lineno, "comment line inside a sentence (comments must come "
+                            "before its first word line)", sent_id)
+            if sent_id is None:
+                sent_id = _comment_sent_id(line)
+            comments.append(line)
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise _fail(path, lineno,
+                        f"expected 10 tab-separated columns, found {len(cols)}", sent_id)
+        if "" in cols:
+            raise _fail(path, lineno, f"empty {COLUMNS[cols.index('')]} column (write _ for "
+                        "no value)", sent_id)
+        rows.append(cols)
+        ident = cols[0]
+        if _WORD_ID.fullmatch(ident):
+            wid = int(ident)
+            if wid != len(heads) + 1:
+                raise _fail(path, lineno,
+                            f"word ID {wid} out of sequence (expected {len(heads) + 1})", sent_id)
+            head = cols[6]
+            if not _HEAD.fullmatch(head):
+                what = ("non-integer HEAD" if not head.lstrip("-").isdecimal()
+                        else "HEAD with a leading zero or sign:")
+                raise _fail(path, lineno, f"{what} {head!r}", sent_id)
+            heads.append((int(head), lineno))
+            feats = cols[5]
+            if feats != "_" and not all(_FEAT.fullmatch(f) for f in feats.split("|")):
+                raise _fail(path, lineno, f"invalid FEATS {feats!r} of word {wid} (expected _ "
+                            "or Name=Value pairs separated by |)", sent_id)
+            if cols[8] != "_":
+                deps_todo.append((lineno, f"word {wid}", cols[8]))
+            continue
+        m = _RANGE_ID.fullmatch(ident)
+        if m:
+            a, b = int(m[1]), int(m[2])
+            nxt = len(heads) + 1
+            if a >= b:
+                raise _fail(path, lineno, f"multiword token range {ident}: its first word must "
+                            "come before its last", sent_id)
+            if a <= range_end:
+                raise _fail(path, lineno, f"multiword token range {ident} overlaps the range "
+                            f"ending at word {range_end}", sent_id)
+            if a != nxt:
+                raise _fail(path, lineno, f"multiword token range {ident} must come right "
+                            f"before word {a} (the next word here is {nxt})", sent_id)
+            if cols[6] != "_" or cols[7] != "_" or cols[8] != "_":
+                raise _fail(path, lineno, f"multiword token {ident} must have _ in HEAD, DEPREL "
+                            "and DEPS", sent_id)
+            range_end = b
+            ranges.append((a, b, lineno))
+            continue
+        m = _EMPTY_ID.fullmatch(ident)
+        if m:
+            n, k = int(m[1]), int(m[2])
+            if n != len(heads):
+                where = f"right after word {n}" if n else "before word 1"
+                here = f"after word {len(heads)}" if heads else "before word 1"
+                raise _fail(path, lineno, f"empty node {ident} must come {where} (it comes "
+                            f"{here})", sent_id)
+            expected = empty_k + 1 if n == empty_n else 1
+            if k != expected:
+                raise _fail(path, lineno, f"empty node {ident} out of sequence (expected "
+                            f"{n}.{expected})", sent_id)
+            empty_n, empty_k = n, k
+            if cols[6] != "_" or cols[7] != "_":
+                raise _fail(path, lineno, f"empty node {ident} must have _ in HEAD and DEPREL "
+                            "(it is attached through DEPS)", sent_id)
+            if cols[8] == "_":
+                raise _fail(path, lineno, f"empty node {ident} has no DEPS (an empty node is "
+                            "attached only in the enhanced graph)", sent_id)
+            empty_ids.add((n, k))
+            deps_todo.append((lineno, f"empty node {ident}", cols[8]))
+            continue
+        raise _fail(path, lineno, f"invalid ID {ident!r}", sent_id)
+
+    if not heads:
+        raise _fail(path, first_line, "sentence has no words", sent_id)
+    n = len(heads)
+    for a, b, lineno in ranges:
+        if b > n:
+            raise _fail(path, lineno, f"multiword token range {a}-{b} goes past the last word "
+                        f"({n})", sent_id)
+    for wid, (head, lineno) in enumerate(heads, start=1):
+        if head < 0 or head > n:
+            raise _fail(path, lineno,
+                        f"HEAD {head} of word {wid} points outside the sentence (0..{n})", sent_id)
+    for lineno, node, deps in deps_todo:
+        _check_deps(deps, node, n, empty_ids, path, lineno, sent_id)
+    roots = [(wid, lineno) for wid, (head, lineno) in enumerate(heads, start=1) if head == 0]
+    if not roots:
+        raise _fail(path, first_line, "no root (no word has HEAD 0)", sent_id)
+    if len(roots) > 1:
+        ids = ", ".join(str(w) for w, _ in roots)
+        raise _fail(path, roots[1][1], f"{len(roots)} roots (words {ids})", sent_id)
+    cycle = _tree.find_cycle([h for h, _ in heads])
+    if cycle:
+        lineno = heads[cycle[0] - 1][1]
+        chain = " -> ".join(str(i) for i in [*cycle, cycle[0]])
+        raise _fail(path, lineno, f"cycle in HEAD: {chain}", sent_id)
+    return comments, rows
+
+
+def _check_deps(deps: str, node: str, n: int, empty_ids: set[tuple[int, int]], path: str,
+                lineno: int, sent_id: str | None) -> None:
+    prev = (-1, 0)
+    for part in deps.split("|"):
+        head, sep, rel = part.partition(":")
+        m = _DEPS_HEAD.fullmatch(head)
+        if not sep or m is None or not _DEPREL.fullmatch(rel):
+            raise _fail(path, lineno, f"invalid DEPS {deps!r} of {node}: {part!r} is not "
+                        "HEAD:DEPREL", sent_id)
+        key = (int(m[1]), int(m[2]) if m[2] else 0)
+        if key[1] == 0 and key[0] > n or key[1] and key not in empty_ids:
+            raise _fail(path, lineno, f"DEPS {deps!r} of {node}: head {head} is not in the "
+                        "sentence", sent_id)
+        if key < prev:
+            raise _fail(path, lineno, f"DEPS {deps!r} of {node} are not sorted by head",
+                        sent_id)
+        prev = key
+
+
+def validate_block(lines: Sequence[tuple[int, str]], path: str = "<memory>") -> None:
+    """Raise :class:`ConlluError` for the first problem of one sentence block.
+
+    ``lines`` are the block's ``(1-based line number, line)`` pairs, without line ends.
+    """
+    split_rows(lines, path)
