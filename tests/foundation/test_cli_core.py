@@ -27,6 +27,16 @@ def test_version(cli) -> None:
 def test_usage_error_exit_2(cli) -> None:
     res = cli(["conllu", "stats"])
     assert res.exit_code == 2 and "Missing argument" in res.stderr
+    assert res.stderr.startswith("synrob: error: ") and res.stderr.count("\n") == 1
+    assert "'synrob conllu stats --help'" in res.stderr
+    res = cli(["perturb", "--no-such-option"])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert res.stderr.startswith("synrob: error: No such option: --no-such-option")
+
+
+def test_no_arguments_shows_the_help(cli) -> None:
+    res = cli([])
+    assert res.exit_code == 2 and "Commands" in res.stdout + res.stderr
 
 
 def test_user_error_is_one_line_no_traceback(cli, tmp_path) -> None:
@@ -34,6 +44,90 @@ def test_user_error_is_one_line_no_traceback(cli, tmp_path) -> None:
     assert res.exit_code == 1
     assert res.stderr.strip().count("\n") == 0 and "Traceback" not in res.stderr
     assert res.stderr.startswith("synrob: error:")
+
+
+def _fail_with(exc: BaseException):
+    def fail(*args, **kwargs):
+        raise exc
+
+    return fail
+
+
+BUG_LINE = ("synrob: internal error: IndexError: list index out of range "
+            "(a bug: please report it with SYNROB_DEBUG=1 output)\n")
+
+
+def test_internal_error_is_one_bug_line_exit_70(cli, monkeypatch, sample_dev) -> None:
+    import synrob.perturb.data
+
+    monkeypatch.delenv("SYNROB_DEBUG", raising=False)
+    monkeypatch.setattr(synrob.perturb.data, "resolve_input",
+                        _fail_with(IndexError("list index out of range")))
+    res = cli(["conllu", "stats", sample_dev])
+    assert res.exit_code == 70
+    assert res.stderr == BUG_LINE and res.stdout == ""
+
+
+def test_internal_error_traceback_with_synrob_debug(cli, monkeypatch, sample_dev) -> None:
+    import synrob.perturb.data
+
+    monkeypatch.setenv("SYNROB_DEBUG", "1")
+    monkeypatch.setattr(synrob.perturb.data, "resolve_input",
+                        _fail_with(IndexError("list index out of range")))
+    res = cli(["conllu", "stats", sample_dev])
+    assert res.exit_code == 70
+    assert res.stderr.startswith("Traceback (most recent call last):")
+    assert "in fail" in res.stderr and "IndexError: list index out of range\n" in res.stderr
+    assert res.stderr.endswith(BUG_LINE)
+
+
+def test_internal_error_message_is_one_line(cli, monkeypatch, sample_dev) -> None:
+    import synrob.perturb.data
+
+    monkeypatch.delenv("SYNROB_DEBUG", raising=False)
+    monkeypatch.setattr(synrob.perturb.data, "resolve_input",
+                        _fail_with(RuntimeError("first line\nsecond line")))
+    res = cli(["conllu", "stats", sample_dev])
+    assert res.exit_code == 70
+    assert res.stderr == ("synrob: internal error: RuntimeError: first line "
+                          "(a bug: please report it with SYNROB_DEBUG=1 output)\n")
+    monkeypatch.setattr(synrob.perturb.data, "resolve_input", _fail_with(AssertionError()))
+    res = cli(["conllu", "stats", sample_dev])
+    assert res.exit_code == 70 and res.stderr.startswith("synrob: internal error: AssertionError (a bug")
+
+
+def test_user_error_traceback_only_with_synrob_debug(cli, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("SYNROB_DEBUG", "1")
+    res = cli(["conllu", "stats", str(tmp_path / "nope.conllu")])
+    assert res.exit_code == 1 and res.stderr.startswith("Traceback (most recent call last):")
+    assert res.stderr.splitlines()[-1].startswith("synrob: error: ")
+    monkeypatch.setenv("SYNROB_DEBUG", "0")
+    res = cli(["conllu", "stats", str(tmp_path / "nope.conllu")])
+    assert res.exit_code == 1 and "Traceback" not in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_ctrl_c_is_one_line_exit_130(cli, monkeypatch, sample_dev) -> None:
+    import synrob.perturb.data
+
+    monkeypatch.setattr(synrob.perturb.data, "resolve_input", _fail_with(KeyboardInterrupt()))
+    res = cli(["conllu", "stats", sample_dev])
+    assert res.exit_code == 130 and res.stderr == "synrob: interrupted\n"
+
+
+def test_closed_stdout_exits_quietly(ewt_train) -> None:
+    """`synrob perturb ... | head -1` through a real pipe: no traceback, no message."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from synrob.cli.app import main; main()",
+         "perturb", "--kind", "shuffle", str(ewt_train)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what head does after its first line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141
+    assert first.startswith("# ")
+    assert err == ""
 
 
 def test_stats_contract_on_ewt(cli, ewt_dev) -> None:

@@ -26,13 +26,13 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Jabberwocky probing on the bundled EWT sample: clean vs pseudoword UUAS/DSpr."""
+    from synrob.perturb.device import check_device
     from synrob.probe.experiments.jabberwocky import (
         JabberwockyExperiment,
         lead_table,
         main_table,
         summarize,
     )
-    from synrob.perturb.device import check_device
     from synrob.probe.experiments.runner import run_experiment
 
     from ..output import emit_json, info, progress
