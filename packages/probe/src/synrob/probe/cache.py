@@ -25,6 +25,17 @@ published entry from another boot is trusted only if it was synced to disk: afte
 marker. A partial entry from another boot is started over; a published one from another boot
 without the marker is discarded and encoded again. Where no boot id is available (not Linux)
 every chunk is ``fdatasync``ed before it is recorded, as before.
+
+Concurrency: every writer of a key holds ``<key>.lock`` (``flock``) from before it looks at the
+``.partial`` directory until it has published. A process that waited for the lock while another
+one encoded the same key finds the entry published when it gets the lock and returns it
+without writing anything (:attr:`EntryWriter.published`), so two ``synrob encode`` runs of the
+same corpus and encoder end with one entry. A published entry is never deleted in place:
+removal (``synrob cache clear``, an unsynced entry of another boot) first renames it to a
+``.<key>.<pid>.<random>.trash`` directory, so a reader sees the whole entry or none, and a
+:class:`~synrob.probe.representations.RepresentationSet` maps every file of its entry when it
+is opened, so its arrays stay readable after the entry is removed. Lock files may be removed
+(``synrob cache clear``): a locker checks that the file it locked is still the one at the path.
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ import os
 import shutil
 import sys
 import time
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -108,6 +120,7 @@ def boot_id() -> str | None:
 
 
 SYNCED = "synced"  # marker file: every file of the entry is on disk
+TRASH = ".trash"  # suffix of an entry being deleted (renamed aside first; see _remove)
 
 
 def _trusted(d: Path, index: Mapping[str, Any]) -> bool:
@@ -129,9 +142,26 @@ def lookup(key: str, root: Path | None = None) -> Path | None:
         return None
     if not _trusted(d, index):
         with _locked(root / f"{key}.lock"):
-            shutil.rmtree(d, ignore_errors=True)
+            # another process may have encoded the key again meanwhile: look once more
+            index = _read_json(d / "index.json")
+            if index is not None and _trusted(d, index):
+                return d
+            _remove(d)
         return None
     return d
+
+
+def _remove(d: Path) -> None:
+    """Delete an entry directory without a reader ever seeing part of it: rename it aside
+    (one atomic step), then delete the renamed copy. Callers hold the entry's lock."""
+    if not d.exists():
+        return
+    trash = d.with_name(f".{d.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}{TRASH}")
+    try:
+        publish(d, trash)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def make_durable(entry: Path) -> None:
@@ -162,13 +192,34 @@ def _sync_entry(entry: Path) -> None:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created empty if missing).
+
+    The lock file is never written, only locked; :func:`clear` unlinks it. A process that
+    opened the old file before the unlink and locks it afterwards would hold a lock nobody
+    else sees, so after locking it checks that ``path`` still names the file it locked, and
+    starts over otherwise.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    while True:
+        fh = open(path, "a")  # noqa: SIM115 - closed below; "a": never truncates
         try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            mine = os.fstat(fh.fileno())
+            try:
+                now = os.stat(path)
+            except FileNotFoundError:
+                now = None
+        except BaseException:
+            fh.close()
+            raise
+        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            break
+        fh.close()  # unlinked (and maybe re-created) while we waited: lock the new one
+    try:
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
 
 
 def _create_npy(path: Path, shape: tuple[int, ...], dtype: str) -> None:
@@ -228,6 +279,10 @@ class EntryWriter:
     and finally :meth:`finish`.
     ``key_meta`` must equal the one the key was made from; a ``.partial`` directory left by
     an interrupted run with the same key meta and chunking is resumed.
+
+    The key's lock is held from ``__enter__`` to ``__exit__``. When another process published
+    the entry while this one waited for the lock, :attr:`published` is its directory on
+    entering: nothing is written, and the caller uses that entry instead.
     """
 
     FLUSH_EVERY = 1  # chunks between progress records (on a background thread)
@@ -256,11 +311,26 @@ class EntryWriter:
         self._pending = 0
         self._fds: dict[str, tuple[int, int]] = {}
         self._lock: contextlib.AbstractContextManager[None] | None = None
+        #: the finished entry, when another process published it before we got the lock
+        self.published: Path | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> EntryWriter:
         self._lock = _locked(self.root / f"{self.key}.lock")
         self._lock.__enter__()
+        try:
+            index = _read_json(self.final / "index.json")
+            if index is not None and _trusted(self.final, index):
+                self.published = self.final  # encoded by another process while we waited
+                return self
+            _remove(self.final)  # unsynced from another boot, or not an entry at all
+            self._start()
+        except BaseException:
+            self._lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def _start(self) -> None:
         prog = _read_json(self.partial / "progress.json")
         if prog is not None and prog.get("meta") == json.loads(json.dumps(self.progress_meta)):
             self.done = {int(k): int(v) for k, v in prog["done"].items()}
@@ -270,7 +340,6 @@ class EntryWriter:
             self._allocate()
             self._record()
         self._open()
-        return self
 
     def __exit__(self, *exc: object) -> None:
         try:
@@ -368,14 +437,20 @@ class EntryWriter:
         index["boot_id"] = boot_id()
         _write_json(self.partial / "index.json", index)
         (self.partial / "progress.json").unlink(missing_ok=True)
-        if self.final.exists():  # written meanwhile by another process without the lock
-            shutil.rmtree(self.final)
+        # Every writer holds the lock and __enter__ found no entry, so there is none to replace;
+        # a directory in the way anyway (made without the lock) is renamed aside, never deleted
+        # in place under a reader.
+        _remove(self.final)
         publish(self.partial, self.final)
         return self.final
 
 
-def _entry_size(d: Path) -> int:
-    return sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+def _entry_size(d: Path) -> int | None:
+    """Total size of the files of ``d``; None when it vanished meanwhile (published, removed)."""
+    try:
+        return sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+    except FileNotFoundError:
+        return None
 
 
 def list_entries(root: Path | None = None) -> list[dict[str, Any]]:
@@ -387,21 +462,25 @@ def list_entries(root: Path | None = None) -> list[dict[str, Any]]:
     for d in sorted(root.iterdir()):
         if not d.is_dir():
             continue
+        if d.name.startswith("."):  # an entry being deleted (see _remove)
+            continue
         if d.name.endswith(".partial"):
             prog = _read_json(d / "progress.json") or {}
             info = prog.get("info", {})
-            out.append({"key": d.name[: -len(".partial")], "state": "partial",
-                        "encoder": info.get("encoder"), "layers": info.get("layers"),
-                        "corpus": info.get("corpus_name"), "bytes": _entry_size(d),
-                        "path": str(d)})
+            size = _entry_size(d)
+            if size is not None:
+                out.append({"key": d.name[: -len(".partial")], "state": "partial",
+                            "encoder": info.get("encoder"), "layers": info.get("layers"),
+                            "corpus": info.get("corpus_name"), "bytes": size, "path": str(d)})
             continue
         index = _read_json(d / "index.json")
-        if index is None:
+        size = _entry_size(d)
+        if index is None or size is None:
             continue
         out.append({"key": d.name, "state": "complete", "encoder": index.get("encoder"),
                     "layers": index.get("layers"), "corpus": index.get("corpus_name"),
                     "sentences": index.get("n_sentences"), "words": index.get("n_words"),
-                    "dtype": index.get("dtype"), "bytes": _entry_size(d), "path": str(d)})
+                    "dtype": index.get("dtype"), "bytes": size, "path": str(d)})
     return out
 
 
@@ -421,8 +500,14 @@ def clear(encoder: str | None = None, root: Path | None = None) -> int:
     n = 0
     for entry in list_entries(root):
         if encoder is None or _matches(entry, encoder, root):
-            with _locked(root / f"{entry['key']}.lock"):
-                shutil.rmtree(entry["path"], ignore_errors=True)
-            (root / f"{entry['key']}.lock").unlink(missing_ok=True)
+            # waits for a writer of this key to finish; the entry is renamed aside before it
+            # is deleted, so a reader that opened it keeps its arrays (see _remove)
+            lock = root / f"{entry['key']}.lock"
+            with _locked(lock):
+                _remove(Path(entry["path"]))
+                lock.unlink(missing_ok=True)  # lockers re-check the path (see _locked)
             n += 1
+    if root.is_dir():  # left by a clear that was killed between the rename and the delete
+        for d in root.glob(f".*{TRASH}"):
+            shutil.rmtree(d, ignore_errors=True)
     return n

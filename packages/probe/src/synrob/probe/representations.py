@@ -37,6 +37,12 @@ class RepresentationSet:
 
     ``layer_matrix(l)`` is ``((n_words, dim) memmap, (n_sentences + 1,) offsets)``; sentence
     ``i`` owns rows ``offsets[i]:offsets[i + 1]``, one per syntactic word in CoNLL-U order.
+
+    Every array file of the entry is memory-mapped when the set is opened, so the arrays stay
+    readable even if the entry is removed afterwards (``synrob cache clear`` in another
+    process). Arrays are read with ``allow_pickle=False``: an entry whose files are not plain
+    numeric ``.npy`` arrays (an object array, a pickle) is refused with a :class:`SynrobError`,
+    never unpickled.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -45,25 +51,47 @@ class RepresentationSet:
             self.meta: dict[str, Any] = json.loads(
                 (self.cache_path / "index.json").read_text(encoding="utf-8")
             )
-        except (OSError, ValueError) as exc:
+            self.encoder: str = self.meta["encoder"]
+            self.layers: list[int] = [int(x) for x in self.meta["layers"]]
+            self.dim: int = int(self.meta["dim"])
+            self.n_sentences: int = int(self.meta["n_sentences"])
+            self.n_words: int = int(self.meta["n_words"])
+            self.oov_rate: float = (self.meta["oov_words"] / self.n_words
+                                    if self.n_words else 0.0)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise SynrobError(f"{self.cache_path}: not a representation cache entry ({exc})"
                               ) from None
-        self.encoder: str = self.meta["encoder"]
-        self.layers: list[int] = list(self.meta["layers"])
-        self.dim: int = int(self.meta["dim"])
-        self.n_sentences: int = int(self.meta["n_sentences"])
-        self.n_words: int = int(self.meta["n_words"])
-        self.oov_rate: float = self.meta["oov_words"] / self.n_words if self.n_words else 0.0
-        self.offsets: np.ndarray = np.load(self.cache_path / "offsets.npy")
-        self._maps: dict[str, np.ndarray] = {}
+        self.offsets: np.ndarray = self._load("offsets.npy", None)
+        if self.offsets.dtype.kind not in "iu" or self.offsets.shape != (self.n_sentences + 1,):
+            raise SynrobError(f"{self.cache_path / 'offsets.npy'}: not the entry's word offsets "
+                              f"({self.offsets.dtype}, shape {self.offsets.shape})")
+        names = [f"layer_{layer}.npy" for layer in self.layers]
+        if self.meta.get("sentence_states"):
+            names += [f"{kind}_{layer}.npy" for kind in ("first", "last") for layer in self.layers]
+        self._maps: dict[str, np.ndarray] = {name: self._load(name, "r") for name in names}
+
+    def _load(self, name: str, mmap_mode: Any) -> np.ndarray:
+        """One plain numeric array of the entry (never unpickled); else a SynrobError."""
+        path = self.cache_path / name
+        try:
+            arr = np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise SynrobError(f"{path}: unreadable representation cache file ({reason}); "
+                              "clear it with `synrob cache clear`") from None
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iuf":
+            if hasattr(arr, "close"):  # an .npz archive
+                arr.close()
+            raise SynrobError(f"{path}: not a numeric array; clear it with `synrob cache clear`")
+        return arr
 
     def __repr__(self) -> str:
         return (f"RepresentationSet({self.encoder!r}, layers={self.layers}, dim={self.dim}, "
                 f"sentences={self.n_sentences}, words={self.n_words})")
 
     def _map(self, name: str) -> np.ndarray:
-        if name not in self._maps:
-            self._maps[name] = np.load(self.cache_path / name, mmap_mode="r")
+        if name not in self._maps:  # not listed in index.json: mapped on first use
+            self._maps[name] = self._load(name, "r")
         return self._maps[name]
 
     def _check(self, layer: int) -> None:
@@ -225,56 +253,60 @@ def encode_corpus(
     t0 = time.perf_counter()
     with _cache.EntryWriter(key, key_meta, layers=layer_list, offsets=offsets, dim=enc.dim,
                             dtype=dtype, chunking=bounds, sentence_states=sentence_states,
-                            info=info) as writer, ThreadPoolExecutor(2) as io_thread:
-        # The encoder writes each chunk straight into float16 memmaps of the cache files (no
-        # float32 corpus copy, no pwrite). The progress record of finished chunks (and, without
-        # a boot id, their fdatasync; see cache.py) runs on an io thread, overlapping the next
-        # forward passes; the main thread never waits on it. The chunk's pages are faulted in
-        # on the other io thread while the encoder tokenizes and runs its first forward
-        # passes, so its writes do not page-fault one 4 KiB page at a time.
-        flushing: Future[None] | None = None
-        owed = False
-        try:
-            for c in range(len(bounds) - 1):
-                a, b = bounds[c], bounds[c + 1]
-                if c not in writer.done:
-                    words, first, last = writer.chunk_views(a, b)
-                    faulting = io_thread.submit(_cache.prefault,
-                                                [*words, *(first or []), *(last or [])])
-                    try:
-                        oov = enc.encode_into(sents[a:b], layer_list, words, first, last)
-                    finally:
-                        faulting.result()  # before the views are unmapped
-                    del words, first, last  # unmap: only one chunk's pages are ever mapped
-                    owed = writer.mark_done(c, oov) or owed
-                    if owed and (flushing is None or flushing.done()):
-                        if flushing is not None:
-                            flushing.result()
-                        flushing = io_thread.submit(writer.flush, dict(writer.done))
-                        owed = False
-                if progress is not None:
-                    progress(b - a)
-        except BaseException:
-            if flushing is not None:  # keep what is finished for the next run to resume
+                            info=info) as writer:
+        if writer.published is not None:  # another process encoded it while we waited
+            return RepresentationSet(writer.published)
+        with ThreadPoolExecutor(2) as io_thread:
+            # The encoder writes each chunk straight into float16 memmaps of the cache files
+            # (no float32 corpus copy, no pwrite). The progress record of finished chunks (and,
+            # without a boot id, their fdatasync; see cache.py) runs on an io thread, overlapping
+            # the next forward passes; the main thread never waits on it. The chunk's pages are
+            # faulted in on the other io thread while the encoder tokenizes and runs its first
+            # forward passes, so its writes do not page-fault one 4 KiB page at a time.
+            flushing: Future[None] | None = None
+            owed = False
+            try:
+                for c in range(len(bounds) - 1):
+                    a, b = bounds[c], bounds[c + 1]
+                    if c not in writer.done:
+                        words, first, last = writer.chunk_views(a, b)
+                        faulting = io_thread.submit(_cache.prefault,
+                                                    [*words, *(first or []), *(last or [])])
+                        try:
+                            oov = enc.encode_into(sents[a:b], layer_list, words, first, last)
+                        finally:
+                            faulting.result()  # before the views are unmapped
+                        del words, first, last  # unmap: only one chunk's pages are mapped
+                        owed = writer.mark_done(c, oov) or owed
+                        if owed and (flushing is None or flushing.done()):
+                            if flushing is not None:
+                                flushing.result()
+                            flushing = io_thread.submit(writer.flush, dict(writer.done))
+                            owed = False
+                    if progress is not None:
+                        progress(b - a)
+            except BaseException:
+                if flushing is not None:  # keep what is finished for the next run to resume
+                    flushing.result()
+                if owed:
+                    writer.flush()
+                raise
+            if flushing is not None:
                 flushing.result()
-            if owed:
-                writer.flush()
-            raise
-        if flushing is not None:
-            flushing.result()
-        meta = {
-            **key_meta,
-            "encoder": encoder,
-            "corpus_name": str(path),
-            "n_sentences": len(sents),
-            "n_words": int(offsets[-1]),
-            "dim": enc.dim,
-            "seconds": round(time.perf_counter() - t0, 3),
-            "versions": package_versions(("synrob-probe", "torch", "transformers",
-                                          "tokenizers", "gensim", "numpy")),
-        }
-        final = writer.finish(meta)
+            meta = {
+                **key_meta,
+                "encoder": encoder,
+                "corpus_name": str(path),
+                "n_sentences": len(sents),
+                "n_words": int(offsets[-1]),
+                "dim": enc.dim,
+                "seconds": round(time.perf_counter() - t0, 3),
+                "versions": package_versions(("synrob-probe", "torch", "transformers",
+                                              "tokenizers", "gensim", "numpy")),
+            }
+            final = writer.finish(meta)
+        rs = RepresentationSet(final)  # mapped under the lock: a concurrent clear cannot race
     if _cache.boot_id() is not None:  # sync to disk off the critical path (see cache.py)
         threading.Thread(target=_cache.make_durable, args=(final,), daemon=True,
                          name=f"synrob-sync-{final.name}").start()
-    return RepresentationSet(final)
+    return rs
