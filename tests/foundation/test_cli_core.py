@@ -114,6 +114,32 @@ def test_ctrl_c_is_one_line_exit_130(cli, monkeypatch, sample_dev) -> None:
     assert res.exit_code == 130 and res.stderr == "synrob: interrupted\n"
 
 
+def test_real_sigint_exits_130(sample_dev) -> None:
+    """A real Ctrl-C (SIGINT) while `synrob perturb` waits for more stdin."""
+    import os
+    import signal
+
+    first = sample_dev.read_text(encoding="utf-8").split("\n\n")[0] + "\n\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from synrob.cli.app import main; main()",
+         "perturb", "--kind", "shuffle", "--batch-size", "1"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # a runner started in the background ignores SIGINT, and the child would inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(first)
+    proc.stdin.flush()
+    assert proc.stdout.readline().startswith("# ")  # the command is running: interrupt it
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert proc.stderr.read() == "synrob: interrupted\n"
+    proc.stdin.close()
+    proc.stdout.close()
+    proc.stderr.close()
+
+
 def test_closed_stdout_exits_quietly(ewt_train) -> None:
     """`synrob perturb ... | head -1` through a real pipe: no traceback, no message."""
     proc = subprocess.Popen(
