@@ -33,7 +33,7 @@ from typing import Any
 
 from synrob.perturb.atomic import atomic_open, write_text_atomic
 from synrob.perturb.data import resolve_input
-from synrob.perturb.errors import ParameterError, ResourceError
+from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
 
 __all__ = ["resolve_one", "perturbed_file", "perturber_info", "content_hash", "content_key",
            "content_keys", "key_components", "provenance_of", "utc_now", "RACY_SECONDS"]
@@ -230,8 +230,6 @@ class _Addresser:
     def encoder(self, spec: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """The identity of an encoder spec (name, version, options, resource fingerprint)."""
         from ..encoders.resolve import resolve_encoder
-
-        from synrob.perturb.errors import SynrobError
 
         memo = json.dumps([spec, params], sort_keys=True, default=str)
         if memo not in self.encoders:

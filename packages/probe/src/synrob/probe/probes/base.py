@@ -10,12 +10,14 @@ pickle - and :func:`load_probe` rebuilds it to evaluate other files without retr
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.errors import ResourceError, SynrobError
 from synrob.perturb.params import Param, describe_params, parse_params
 
@@ -93,10 +95,6 @@ def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, tas
                meta: dict[str, Any]) -> Path:
     """Write ``probe.safetensors`` and ``probe.json`` into ``directory``; returns it."""
     from safetensors.torch import save_file
-
-    import os
-
-    from synrob.perturb.atomic import write_text_atomic
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
