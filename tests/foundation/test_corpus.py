@@ -95,3 +95,29 @@ def test_streaming_reads_lazily() -> None:
     it = read_conllu(fh)
     next(it)
     assert fh.tell() < len(SENT * 3)  # the rest of the file is not read yet
+
+
+def test_reorder_keeps_deps_sorted_by_head_so_its_output_reads_back() -> None:
+    text = (
+        "# sent_id = d\n"
+        "1\ta\ta\tX\tX\t_\t3\tdep\t2:dep|3:nsubj\t_\n"
+        "2\tb\tb\tX\tX\t_\t3\tdep\t3:dep\t_\n"
+        "3\tc\tc\tX\tX\t_\t0\troot\t0:root\t_\n\n"
+    )
+    (s,) = sentences_from_string(text)
+    new = s.reorder([3, 2, 1])  # a becomes word 3; its DEPS heads 2, 3 become 2, 1
+    (line,) = [x for x in new.serialize().splitlines() if x.startswith("3\t")]
+    assert line.split("\t")[1:2] + line.split("\t")[8:9] == ["a", "1:nsubj|2:dep"]
+    (again,) = sentences_from_string(new.serialize())
+    assert again.heads == [0, 1, 1]
+
+
+def test_columns_are_split_on_tabs_only() -> None:
+    # the conllu library also splits on two spaces, which shifted every later column
+    text = (
+        "# sent_id = sp\n"
+        "1\tNew  York\tNew  York\tPROPN\tNNP\tNumber=Sing\t0\troot\t0:root\tNote=a  b\n\n"
+    )
+    (s,) = sentences_from_string(text)
+    assert s.forms == ["New  York"] and s.words()[0].upos == "PROPN"
+    assert s.serialize() == text

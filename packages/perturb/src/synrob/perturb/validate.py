@@ -12,7 +12,9 @@
   and DEPS; empty nodes ``n.k`` right after word ``n`` (``0.k`` before word 1), ``k`` counting
   ``1, 2, ...``, with ``_`` in HEAD and DEPREL and a non-empty DEPS;
 * HEAD: an integer in ``0..n`` for every word, exactly one root, no cycle;
-* FEATS: ``_`` or ``Name=Value`` pairs separated by ``|``;
+* FEATS: ``_`` or ``Name=Value`` pairs separated by ``|``, no name twice; MISC: ``_`` or
+  ``Name`` / ``Name=Value`` items separated by ``|``, none empty, no name twice (so that
+  reading and writing a sentence loses nothing);
 * DEPS: ``_`` or ``HEAD:DEPREL`` pairs separated by ``|``, sorted by head, each head being
   ``0``, a word of the sentence or one of its empty nodes (``n.k``).
 
@@ -40,7 +42,7 @@ _DEPS_HEAD = re.compile(r"(0|[1-9][0-9]*)(?:\.([1-9][0-9]*))?")
 # A DEPREL in DEPS: ':'-separated parts, none empty, none starting with a digit, '_' or '-'
 # (the grammar of the conllu library's DEPS parser, without whitespace).
 _DEPREL = re.compile(r"[^\d:_\-|\s][^:|\s]*(?::[^\d:_\-|\s][^:|\s]*)*")
-_FEAT = re.compile(r"[^=|\s]+=[^|\s]+")
+_FEAT = re.compile(r"[^=|\s]+=[^=|\s]+")
 # Lone surrogates: bytes that were not UTF-8, decoded with errors="surrogateescape".
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 _BOM = "\ufeff"
@@ -109,6 +111,10 @@ def split_rows(
         if "" in cols:
             raise _fail(path, lineno, f"empty {COLUMNS[cols.index('')]} column (write _ for "
                         "no value)", sent_id)
+        if cols[5] != "_":
+            _check_feats(cols[5], path, lineno, sent_id)
+        if cols[9] != "_" and cols[9] != "SpaceAfter=No":
+            _check_misc(cols[9], path, lineno, sent_id)
         rows.append(cols)
         ident = cols[0]
         if _WORD_ID.fullmatch(ident):
@@ -122,10 +128,6 @@ def split_rows(
                         else "HEAD with a leading zero or sign:")
                 raise _fail(path, lineno, f"{what} {head!r}", sent_id)
             heads.append((int(head), lineno))
-            feats = cols[5]
-            if feats != "_" and not all(_FEAT.fullmatch(f) for f in feats.split("|")):
-                raise _fail(path, lineno, f"invalid FEATS {feats!r} of word {wid} (expected _ "
-                            "or Name=Value pairs separated by |)", sent_id)
             if cols[8] != "_":
                 deps_todo.append((lineno, f"word {wid}", cols[8]))
             continue
@@ -197,6 +199,29 @@ def split_rows(
         chain = " -> ".join(str(i) for i in [*cycle, cycle[0]])
         raise _fail(path, lineno, f"cycle in HEAD: {chain}", sent_id)
     return comments, rows
+
+
+def _check_feats(feats: str, path: str, lineno: int, sent_id: str | None) -> None:
+    parts = feats.split("|")
+    if not all(_FEAT.fullmatch(f) for f in parts):
+        raise _fail(path, lineno, f"invalid FEATS {feats!r} (expected _ or Name=Value pairs "
+                    "separated by |)", sent_id)
+    if len(parts) > 1 and len({f.partition("=")[0] for f in parts}) != len(parts):
+        raise _fail(path, lineno, f"invalid FEATS {feats!r}: a feature is repeated", sent_id)
+
+
+def _check_misc(misc: str, path: str, lineno: int, sent_id: str | None) -> None:
+    """MISC: ``|``-separated ``Name`` or ``Name=Value`` items, none empty, no name twice
+    (what the MISC dict keeps and writes back unchanged)."""
+    names = set()
+    for part in misc.split("|"):
+        name, sep, value = part.partition("=")
+        if not name or sep and not value:
+            raise _fail(path, lineno, f"invalid MISC {misc!r}: empty item, name or value in "
+                        f"{part!r}", sent_id)
+        if name in names:
+            raise _fail(path, lineno, f"invalid MISC {misc!r}: {name!r} is repeated", sent_id)
+        names.add(name)
 
 
 def _check_deps(deps: str, node: str, n: int, empty_ids: set[tuple[int, int]], path: str,
