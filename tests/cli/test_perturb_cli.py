@@ -43,7 +43,7 @@ def test_workers_identical_to_single_process(cli, dev_head) -> None:
 def _shiftable(s) -> bool:
     """Whether bshift (default: no pair holding punctuation) can swap two words of ``s``."""
     w = s.words()
-    return any(a.upos != "PUNCT" and b.upos != "PUNCT" for a, b in zip(w, w[1:]))
+    return any(a.upos != "PUNCT" and b.upos != "PUNCT" for a, b in zip(w, w[1:], strict=False))
 
 
 def test_conllu_comments_and_summary(cli, dev_head) -> None:

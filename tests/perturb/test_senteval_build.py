@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from synrob.perturb.perturbers.senteval import Somo, find_coordinate_clauses
 from synrob.perturb.senteval import TASK_FILES, SentEvalExample, read_task_file
 from synrob.perturb.senteval.build import (
     SentEvalError,
@@ -31,7 +32,7 @@ from synrob.perturb.senteval.labels import (
 )
 from synrob.perturb.senteval.source import SourceSentence, load_sources
 from synrob.perturb.senteval.splits import balanced_split, grouped_split, split_sequence
-from synrob.perturb.senteval.tasks import pearson
+from synrob.perturb.senteval.tasks import _original_vs_modified, pearson
 
 # --------------------------------------------------------------------------- fixtures
 
@@ -224,6 +225,72 @@ def test_somo_replacements_never_repeat_across_splits(suite: SuiteResult,
     assert not used["tr"] & used["va"]
     assert not used["tr"] & used["te"]
     assert not used["va"] & used["te"]
+
+
+def test_originals_are_modifiable_sources(ewt_dev: Path) -> None:
+    """The O/I builder: an O sentence is always one the generator could modify; sources it
+    cannot modify (random here) are dropped from both classes; I and O never share a source."""
+    sources, _ = load_sources([ewt_dev], min_len=5, max_len=28)
+    for trial in range(5):
+        fail = {s.index for s in random.Random(trial).sample(sources, k=len(sources) * trial // 6)}
+        tried: list[int] = []
+        reported: list[tuple[str, int]] = []
+
+        def modify(split: str, s: SourceSentence, fail=fail, tried=tried) -> str | None:
+            tried.append(s.index)
+            return None if s.index in fail else s.text + " ~"
+
+        build = _original_vs_modified(
+            "X", sources, random.Random(7), modify, (0.8, 0.1, 0.1),
+            lambda split, s, reported=reported: reported.append((split, s.index)))
+        by_text = {s.text: s for s in sources}
+        by_modified = {s.text + " ~": s for s in sources}
+        originals = {by_text[ex.sentence].index for ex in build.examples if ex.label == "O"}
+        modified = {(ex.split, by_modified[ex.sentence].index)
+                    for ex in build.examples if ex.label == "I"}
+        assert sorted(tried) == sorted(s.index for s in sources)  # every source is tried
+        assert not originals & fail and not {i for _, i in modified} & fail
+        assert not originals & {i for _, i in modified}
+        assert sorted(reported) == sorted(modified)
+        assert build.info["not_modifiable"] == len(fail)
+        counts = class_counts(build.examples)
+        assert all(c["O"] == c["I"] for c in counts.values())
+        usable = len(sources) - len(fail)
+        assert usable - 3 <= 2 * len(originals) <= usable  # at most one odd source per split
+
+
+@pytest.mark.slow
+def test_o_examples_of_the_o_i_tasks_are_modifiable(suite: SuiteResult, builder: SuiteBuilder,
+                                                    by_text: dict[str, SourceSentence]) -> None:
+    """Every O sentence of BShift, SOMO and CoordInv could have been modified itself."""
+    for ex in _examples(suite, "BShift"):
+        if ex.label == "O":
+            w = by_text[ex.sentence].words
+            assert any(a.upos != "PUNCT" and b.upos != "PUNCT" and a.form != b.form
+                       for a, b in zip(w, w[1:], strict=False)), ex
+    for ex in _examples(suite, "CoordInv"):
+        if ex.label == "O":
+            assert find_coordinate_clauses(by_text[ex.sentence].sentence()) is not None
+    # SOMO: modifiable by the split's perturber, which excludes the earlier splits' replacements
+    index = _one_word_edits(builder.sources)
+    used: dict[str, set[str]] = defaultdict(set)
+    for ex in _examples(suite, "SOMO"):
+        if ex.label == "I":
+            toks = ex.sentence.split(" ")
+            (new,) = [toks[i] for i in range(len(toks))
+                      if (len(toks), i, *toks[:i], *toks[i + 1:]) in index]
+            used[ex.split].add(new.lower())
+    earlier = {"tr": set(), "va": used["tr"], "te": used["tr"] | used["va"]}
+    table = builder.bigram_table()
+    checked = 0
+    for ex in _examples(suite, "SOMO"):
+        if ex.label == "O":
+            somo = Somo.with_table(table, exclude=earlier[ex.split])
+            # the outcome (I or O) does not depend on the generator: every target is tried
+            assert somo.perturb(by_text[ex.sentence].sentence(), random.Random(0)).label == "I"
+            checked += 1
+    info = suite.tasks["SOMO"].info
+    assert checked == len(_examples(suite, "SOMO")) // 2 and info["not_modifiable"] > 0
 
 
 @pytest.mark.slow

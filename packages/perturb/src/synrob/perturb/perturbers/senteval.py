@@ -30,7 +30,8 @@ from ..errors import ConlluError, ParameterError
 from ..morphology import match_case
 from ..params import Param
 
-__all__ = ["BigramTable", "Somo", "CoordInv", "BOS", "EOS", "PERTURBERS"]
+__all__ = ["BigramTable", "Somo", "CoordInv", "BOS", "EOS", "PERTURBERS", "brackets_balanced",
+           "find_coordinate_clauses"]
 
 #: Pseudo-words standing for the sentence boundaries in bigrams.
 BOS = "<s>"
@@ -302,17 +303,57 @@ class Somo(Perturber):
 # --------------------------------------------------------------------------- CoordInv
 
 _SUBJECTS = ("nsubj", "expl")
-#: Sentence-initial words that stay in front when the clauses swap ("But", quotes, "Well").
+#: Sentence-initial dependents of the root that stay in front when the conjuncts swap
+#: ("But", "Well", a dash; an opening quote or bracket only when the final one closes it).
 _PREFIX_DEPRELS = ("cc", "punct", "discourse")
+
+#: Bracket and quote characters (counted in words tagged PUNCT): openers, their closers, and
+#: the straight quotes, which close the innermost open quote of the same kind or open one.
+_OPENERS = {"(": ")", "[": "]", "{": "}", "“": "”", "‘": "’", "«": "»"}
+_CLOSERS = {v: k for k, v in _OPENERS.items()}
+_TOGGLES = frozenset("\"'")
+_BRACKET_CHARS = frozenset(_OPENERS) | frozenset(_CLOSERS) | _TOGGLES
 
 
 def _base(deprel: str) -> str:
     return deprel.split(":", 1)[0]
 
 
+def _is_bracket(w: Word) -> bool:
+    """Whether ``w`` is a punctuation word holding a bracket or quote character."""
+    return w.upos == "PUNCT" and any(ch in _BRACKET_CHARS for ch in w.form)
+
+
+def brackets_balanced(words: Iterable[Word]) -> bool:
+    """Whether the brackets and quotes of ``words`` (PUNCT words only) are balanced.
+
+    ``( ) [ ] { } “ ” ‘ ’ « »`` must nest; a straight quote (``"`` or ``'``) closes the
+    innermost open quote of the same character when that is the innermost open item, and
+    opens one otherwise. Apostrophes inside words (``'s``, ``n't``) and emoticons (SYM) do not
+    count.
+    """
+    stack: list[str] = []
+    for w in words:
+        if w.upos != "PUNCT":
+            continue
+        for ch in w.form:
+            if ch in _TOGGLES:
+                if stack and stack[-1] == ch:
+                    stack.pop()
+                else:
+                    stack.append(ch)
+            elif ch in _OPENERS:
+                stack.append(ch)
+            elif ch in _CLOSERS:
+                if not stack or stack[-1] != _CLOSERS[ch]:
+                    return False
+                stack.pop()
+    return not stack
+
+
 @dataclass(frozen=True)
 class _Clauses:
-    """0-based position lists of ``prefix A connector B final`` (A is the root clause)."""
+    """0-based position lists of ``prefix A separator B final`` (A holds the root)."""
 
     prefix: list[int]
     first: list[int]
@@ -320,17 +361,19 @@ class _Clauses:
     second: list[int]
     final: list[int]
 
+    def order(self) -> list[int]:
+        """The swapped order ``prefix B separator A final`` (0-based old positions)."""
+        return self.prefix + self.second + self.connector + self.first + self.final
 
-def find_coordinate_clauses(sentence: Sentence) -> _Clauses | None:
-    """Split a sentence ``A [,] cc B [punct]`` made of two coordinate clauses, or None.
 
-    The root must have exactly one ``conj`` dependent, after it; both the root and that
-    conjunct have their own subject (``nsubj``, ``nsubj:pass``, ``expl``, ...); the conjunct has
-    a ``cc``. The conjunct's subtree must be contiguous and followed only by sentence-final
-    punctuation. The connector is the punctuation ending clause A plus the ``cc`` and
-    punctuation opening clause B; sentence-initial ``cc``/``punct``/``discourse`` words of A
-    form a prefix that stays in front.
-    """
+#: Why a sentence has no coordinate clauses to swap (the ``note`` of an ``O`` output).
+NO_CLAUSES = "no two coordinate clauses"
+SPANNING_BRACKETS = "brackets or quotes span the two conjuncts"
+DANGLING_PUNCT = "the first conjunct ends in punctuation"
+
+
+def _split_clauses(sentence: Sentence) -> _Clauses | str:
+    """The parts of ``A [,] cc B [final]``, or the reason (a note) why there are none."""
     words = sentence.words()
     n = len(words)
     heads = [w.head for w in words]
@@ -338,16 +381,14 @@ def find_coordinate_clauses(sentence: Sentence) -> _Clauses | None:
     r = _tree.root(heads)
     conjs = [k for k in kids[r] if words[k].deprel == "conj"]
     if len(conjs) != 1 or conjs[0] < r:
-        return None
+        return NO_CLAUSES
     c = conjs[0]
 
     def has_subject(x: int) -> bool:
         return any(_base(words[k].deprel) in _SUBJECTS for k in kids[x])
 
     if not (has_subject(r) and has_subject(c)):
-        return None
-    if not any(words[k].deprel == "cc" and k < c for k in kids[c]):
-        return None
+        return NO_CLAUSES
     sub = set()
     stack = [c]
     while stack:
@@ -356,27 +397,66 @@ def find_coordinate_clauses(sentence: Sentence) -> _Clauses | None:
         stack.extend(kids[x])
     lo, hi = min(sub), max(sub)
     if hi - lo + 1 != len(sub) or lo == 0:
-        return None
-    end = n
-    while end > 0 and words[end - 1].deprel == "punct":
-        end -= 1
-    final = list(range(end, n))
-    if hi + 1 < end:  # root-clause words between the conjunct and the final punctuation
-        return None
+        return NO_CLAUSES
+    # separator: the conjunct's cc and the punctuation (no bracket or quote) opening its subtree
     b_lo = lo
-    while b_lo < end and words[b_lo].deprel in ("cc", "punct"):
+    while b_lo < c and (
+        (words[b_lo].deprel == "cc" and heads[b_lo] == c + 1)
+        or (words[b_lo].deprel == "punct" and not _is_bracket(words[b_lo]))
+    ):
         b_lo += 1
-    a_hi = lo
-    while a_hi > 0 and words[a_hi - 1].deprel == "punct":
-        a_hi -= 1
+    if not any(words[k].deprel == "cc" for k in range(lo, b_lo)):
+        return NO_CLAUSES
+    # final: only punctuation may follow the second conjunct (it stays last)
+    if any(words[k].deprel != "punct" for k in range(hi + 1, n)):
+        return NO_CLAUSES
+    final = list(range(hi + 1, n))
+    # prefix: sentence-initial cc/punct/discourse dependents of the root. A bracket or quote
+    # among them stays in front when that leaves both conjuncts balanced (it wraps the whole
+    # sentence, or is never closed); otherwise the prefix ends before it and it joins A.
     a_lo = 0
-    while a_lo < a_hi and words[a_lo].deprel in _PREFIX_DEPRELS:
+    while a_lo < r and words[a_lo].deprel in _PREFIX_DEPRELS:
         a_lo += 1
-    first = list(range(a_lo, a_hi))
-    second = list(range(b_lo, end))
-    if not first or not second or not (a_lo <= r < a_hi):
-        return None
-    return _Clauses(list(range(a_lo)), first, list(range(a_hi, b_lo)), second, final)
+    # ... attached to the root or to one another ("no ," with the comma on "no")
+    while a_lo and not all(heads[k] - 1 in (r, *range(a_lo)) for k in range(a_lo)):
+        a_lo = next(k for k in range(a_lo) if heads[k] - 1 not in (r, *range(a_lo)))
+    second = list(range(b_lo, hi + 1))  # holds the conjunct c, so never empty
+    if not brackets_balanced(words[k] for k in second):
+        return SPANNING_BRACKETS
+    starts = [a_lo]
+    if any(_is_bracket(words[k]) for k in range(a_lo)):
+        starts.append(next(k for k in range(a_lo) if _is_bracket(words[k])))
+    for a_lo in starts:
+        first = list(range(a_lo, lo))  # holds the root (a_lo <= r < lo), so never empty
+        if brackets_balanced(words[k] for k in first):
+            break
+    else:
+        return SPANNING_BRACKETS
+    if words[first[-1]].upos == "PUNCT" and not _is_bracket(words[first[-1]]):
+        return DANGLING_PUNCT
+    parts = _Clauses(list(range(a_lo)), first, list(range(lo, b_lo)), second, final)
+    if brackets_balanced(words) and not brackets_balanced(words[k] for k in parts.order()):
+        return SPANNING_BRACKETS  # e.g. a straight quote pairing differently once moved
+    return parts
+
+
+def find_coordinate_clauses(sentence: Sentence) -> _Clauses | None:
+    """Split a sentence ``A [,] cc B [punct]`` made of two coordinate clauses, or None.
+
+    The root must have exactly one ``conj`` dependent, after it; both the root and that
+    conjunct have their own subject (``nsubj``, ``nsubj:pass``, ``expl``, ...). The conjunct's
+    subtree B must be contiguous and followed only by punctuation (the final part, which stays
+    last). The separator is the run of the conjunct's own ``cc`` and of punctuation that opens
+    B's subtree (it must hold the ``cc``; brackets and quotes never belong to it). The prefix
+    is the sentence-initial ``cc``/``punct``/``discourse`` words attached to the root or to one
+    another ("But", "Well ,"); a bracket or quote among them stays in front only if both conjuncts are then
+    balanced (it wraps the whole sentence or is never closed), else it joins A. Everything else — the root's subtree without B, with its own punctuation, brackets and
+    quotes — is the first conjunct A. None also when the brackets/quotes of A or of B are not
+    balanced on their own (they span the conjuncts) or when A ends in a punctuation mark that
+    is not a bracket or quote (it would dangle before the final mark).
+    """
+    parts = _split_clauses(sentence)
+    return parts if isinstance(parts, _Clauses) else None
 
 
 def _keeps_capital(w: Word) -> bool:
@@ -412,26 +492,30 @@ def _set_space(sentence: Sentence, wid: int, space: bool) -> None:
 class CoordInv(Perturber):
     """SentEval CoordInv: swap two coordinate clauses (``A, but B.`` -> ``B, but a.``).
 
-    Clause B moves to the front (after any sentence-initial ``cc``/punctuation/discourse
-    words) and the new sentence-initial word is capitalised; the old one is lowercased unless
-    it is a PROPN, "I" or an acronym; the
-    sentence-final punctuation stays last and words before a comma/final mark keep their
-    no-space. HEADs travel with their words (:meth:`Sentence.reorder`).
+    Whole conjuncts move (:func:`find_coordinate_clauses`): the second conjunct B goes to the
+    front (after any sentence-initial ``cc``/punctuation/discourse words), the separator (its
+    ``cc`` and the punctuation of B before it) stays between the two, and the first conjunct
+    A follows with its own punctuation, brackets and quotes; the final punctuation stays last.
+    The new sentence-initial word is capitalised; the old one is lowercased unless it is a
+    PROPN, "I" or an acronym; the words that end B and A take the no-space of the words they
+    replace. HEADs travel with their words (:meth:`Sentence.reorder`). Whenever the source's
+    brackets and quotes are balanced (:func:`brackets_balanced`), the output's are too.
     """
 
     name = "coordinv"
+    version = "1.1"
     summary = "swap the two clauses of a coordinated sentence; label I, else O (unchanged)"
     paper = "Conneau et al. 2018, What you can cram into a single vector (CoordInv)"
 
-    NOTE = "no two coordinate clauses"
+    NOTE = NO_CLAUSES
 
     def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
-        parts = find_coordinate_clauses(sentence)
-        if parts is None:
-            return Perturbation(sentence, sentence.text, (), "O", self.NOTE)
+        parts = _split_clauses(sentence)
+        if not isinstance(parts, _Clauses):
+            return Perturbation(sentence, sentence.text, (), "O", parts)
         words = sentence.words()
         orig_space = sentence.space_after()
-        order0 = parts.prefix + parts.second + parts.connector + parts.first + parts.final
+        order0 = parts.order()
         new = sentence.reorder([i + 1 for i in order0])
         pos = {old: p for p, old in enumerate(order0)}  # old 0-based -> new 0-based
         a_last, b_last = parts.first[-1], parts.second[-1]

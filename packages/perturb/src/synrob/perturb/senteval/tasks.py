@@ -287,15 +287,20 @@ Modifier = Callable[[str, SourceSentence], "str | None"]
 
 def _original_vs_modified(name: str, candidates: Sequence[SourceSentence],
                           rng: random.Random, modify: Modifier,
-                          proportions: Proportions) -> TaskBuild:
+                          proportions: Proportions,
+                          on_modified: Callable[[str, SourceSentence], None] | None = None,
+                          ) -> TaskBuild:
     """O (original) vs I (modified) from disjoint source sentences, half each per split.
 
-    Candidates are shuffled and spread over the splits; within a split, sentences are modified
-    in turn (``modify(split, source)``; None when it cannot be) until the modified ones
-    outnumber the untried ones, which are the originals. Splits are processed in the order
-    tr, va, te. Sources that cannot be modified, or whose modification leaves the text unchanged
-    (two identical words swapped), are dropped, so originals are never "unmodifiable" sentences
-    and no I sentence reads like its original.
+    Candidates are shuffled and spread over the splits. Within a split every source is
+    modified (``modify(split, source)``; None when it cannot be); sources that cannot be
+    modified, or whose modification leaves the text unchanged (two identical words swapped),
+    are dropped. Of the modifiable ones, in their shuffled order, the first half are the I
+    examples (modified text) and the next half the O examples (original text): an original is
+    always a sentence the generator could have modified, so "cannot be modified" never marks
+    the O class, and no I sentence reads like its original. ``on_modified(split, source)`` is
+    called for each source used as an I example, split by split in the order tr, va, te
+    (before the next split is modified).
     """
     cands = list(candidates)
     rng.shuffle(cands)
@@ -303,29 +308,29 @@ def _original_vs_modified(name: str, candidates: Sequence[SourceSentence],
     triples: list[tuple[str, str, str]] = []
     failed = 0
     for split in SPLITS:
-        pool = [s for s, sp in zip(cands, seq, strict=True) if sp == split]
-        modified: list[str] = []
-        tried = 0
-        for s in pool:
-            if len(modified) >= len(pool) - tried:
-                break
-            tried += 1
+        modifiable: list[tuple[SourceSentence, str]] = []
+        for s, sp in zip(cands, seq, strict=True):
+            if sp != split:
+                continue
             text = modify(split, s)
-            if text is None or text == s.text:  # e.g. two identical words swapped
+            if text is None or text == s.text:
                 failed += 1
             else:
-                modified.append(text)
-        originals = [s.text for s in pool[tried:]]
-        m = min(len(modified), len(originals))
-        triples += [(split, "O", t) for t in originals[:m]]
-        triples += [(split, "I", t) for t in modified[:m]]
+                modifiable.append((s, text))
+        m = len(modifiable) // 2
+        triples += [(split, "I", text) for _, text in modifiable[:m]]
+        triples += [(split, "O", s.text) for s, _ in modifiable[m:2 * m]]
+        if on_modified is not None:
+            for s, _ in modifiable[:m]:
+                on_modified(split, s)
     return TaskBuild(name, _examples(triples, rng),
                      {"candidates": len(cands), "not_modifiable": failed})
 
 
 def bigram_shift_task(sources: Sequence[SourceSentence], rng: random.Random, seed: int, *,
                       proportions: Proportions = DEFAULT_PROPORTIONS) -> TaskBuild:
-    """BShift: two adjacent words inverted (I) or not (O), with the ``bshift`` perturber."""
+    """BShift: two adjacent words inverted (I) or not (O), with the ``bshift`` perturber
+    (default parameters: no pair holding punctuation is swapped)."""
     from ..perturbers.order import BShift
 
     perturber = BShift()
@@ -343,13 +348,15 @@ def somo_task(sources: Sequence[SourceSentence], rng: random.Random, seed: int,
     """SOMO: one NOUN/VERB replaced (I) by the ``somo`` perturber, or not (O).
 
     ``table`` is the :class:`~synrob.perturb.perturbers.senteval.BigramTable` of the treebanks.
-    A word used as a replacement in one split is excluded as a replacement in the later ones
-    (``Somo.exclude``), so no replacement word occurs in two splits.
+    A word used as a replacement in an I example of one split is excluded as a replacement in
+    the later ones (``Somo.exclude``), so no replacement word occurs in two splits. An O
+    sentence is one the split's perturber could modify too (:func:`_original_vs_modified`).
     """
     from ..perturbers.senteval import Somo
 
     used: dict[str, set[str]] = {sp: set() for sp in SPLITS}
     perturbers: dict[str, Somo] = {}
+    replacement: dict[int, str] = {}  # source index -> replacement word, for every split
 
     def modify(split: str, s: SourceSentence) -> str | None:
         if split not in perturbers:
@@ -358,11 +365,14 @@ def somo_task(sources: Sequence[SourceSentence], rng: random.Random, seed: int,
         p = perturbers[split].perturb(s.sentence(), sentence_rng(seed, s.index, 102))
         if p.label != "I" or p.sentence is None:
             return None
-        used[split].add(p.extra["replacement"].lower())
+        replacement[s.index] = p.extra["replacement"].lower()
         return " ".join(p.sentence.forms)
 
+    def on_modified(split: str, s: SourceSentence) -> None:
+        used[split].add(replacement[s.index])
+
     cands = [s for s in sources if any(w.upos in ("NOUN", "VERB") for w in s.words)]
-    build = _original_vs_modified("SOMO", cands, rng, modify, proportions)
+    build = _original_vs_modified("SOMO", cands, rng, modify, proportions, on_modified)
     build.info["replacement_words"] = {sp: len(v) for sp, v in used.items()}
     build.info["tolerance"] = tolerance
     return build
