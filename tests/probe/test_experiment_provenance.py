@@ -213,3 +213,16 @@ def test_content_key_components(tmp_path: Path) -> None:
     assert out["task"] == "pos" and out["rate"] == "0.5"
     assert out["encoder"]["component"] == "encoder" and out["encoder"]["encoder"] == "static"
     assert out["encoder"]["resource"]["files"]  # the vector files' fingerprints
+
+
+def test_two_runs_on_identical_inputs_are_refused(tmp_path: Path) -> None:
+    """Two copies of one treebank in a grid are one set of runs by content: a clear error, not
+    two runs overwriting one file."""
+    from synrob.perturb.errors import ParameterError
+
+    a, b = tmp_path / "a.conllu", tmp_path / "b.conllu"
+    for p in (a, b):
+        shutil.copyfile(sample_path("dev"), p)
+    with pytest.raises(ParameterError, match="runs 'shuffle@0' and 'shuffle@1' of the grid have "
+                                             "one content key"):
+        run_experiment(FileChangeRate(kinds="shuffle", treebanks=f"{a},{b}"), tmp_path / "res")

@@ -121,7 +121,14 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     ids = [RunSpec(ck).run_id(experiment.name, experiment.version + f"/seed={seed}")
            for ck in ckeys]
     if len(set(ids)) != len(ids):
-        raise ParameterError(f"experiment {experiment.name}: two runs of the grid have one key")
+        first: dict[str, RunSpec] = {}
+        for i, spec in zip(ids, specs, strict=True):
+            if i in first:
+                raise ParameterError(
+                    f"experiment {experiment.name}: runs {first[i].label or first[i].key!r} and "
+                    f"{spec.label or spec.key!r} of the grid have one content key (the same "
+                    "inputs, by content, and the same settings)")
+            first[i] = spec
     ckey_of = dict(zip(ids, ckeys, strict=True))
     todo = [(i, s) for i, s in zip(ids, specs, strict=True)
             if force or not (runs_dir / f"{i}.json").exists()]
