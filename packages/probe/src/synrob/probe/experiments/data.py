@@ -111,11 +111,13 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
     tag = hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()[:12]
     ext = {"conllu": "conllu", "jsonl": "jsonl", "text": "txt"}[fmt]
     suffix = f".{kind}.{tag}.{ext}"
+    out = dest / f"{src.stem}{suffix}"
+    if out.is_file():
+        return out
     if dest.is_dir():  # the same recipe from a source of another name
         for existing in sorted(dest.glob(f"*{suffix}")):
             if existing.is_file() and provenance_of(existing) is not None:
                 return existing
-    out = dest / f"{src.stem}{suffix}"
     dest.mkdir(parents=True, exist_ok=True)
     perturber = get_registry().get("perturber", kind)(**dict(params or {}))
     write_text_atomic(out.with_name(out.name + _PROVENANCE), json.dumps({
