@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from .atomic import publish
 from .data import cache_dir
 from .device import resolve_device  # the one device resolver; re-exported for older callers
 from .errors import ResourceError
@@ -237,7 +238,7 @@ def _dequantised_copy(source: ModelSource, trust_remote_code: bool) -> ModelSour
         tokenizer.save_pretrained(tmp)
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.replace(tmp, target)
+            publish(tmp, target)
         except OSError:  # another process saved it first
             if not (target / "model.safetensors").is_file():
                 raise
