@@ -121,3 +121,18 @@ def test_columns_are_split_on_tabs_only() -> None:
     (s,) = sentences_from_string(text)
     assert s.forms == ["New  York"] and s.words()[0].upos == "PROPN"
     assert s.serialize() == text
+
+
+def test_read_forms_is_read_conllu_without_sentences(ewt_dev: Path, tmp_path: Path) -> None:
+    from synrob.perturb.corpus import read_forms
+    from synrob.perturb.errors import ConlluError
+
+    assert read_forms(ewt_dev) == [s.forms for s in read_conllu(ewt_dev)]
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(SENT + SENT.replace("s1", "s2").replace("2-3\t", "2-9\t"), encoding="utf-8")
+    with pytest.raises(ConlluError) as by_forms:
+        read_forms(bad)
+    with pytest.raises(ConlluError) as by_sentences:
+        list(read_conllu(bad))
+    assert str(by_forms.value) == str(by_sentences.value)
+    assert str(by_forms.value) == f"{bad}:14: multiword token range 2-9 goes past the last word (5)"

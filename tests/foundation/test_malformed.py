@@ -347,3 +347,24 @@ def test_cli_jabberwocky_on_a_bad_range_is_one_error_line(cli, tmp_path) -> None
     assert out[0].forms[0] != "Dogs" and out[0].forms[2] == "."  # the noun became a pseudoword
     assert f"skipped invalid sentence: {path}:9: multiword token range 1-4" in res.stderr
     assert "skipped 1 invalid" in res.stderr
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("command", ["encode", "probe", "metrics"])
+def test_cli_every_command_reads_through_the_same_checks(cli, tmp_path, command: str) -> None:
+    """encode, probe and metrics reject the bad range with the same one line as validate."""
+    bad = tmp_path / "range.conllu"
+    bad.write_text(JABBER_OK + JABBER_BAD_RANGE, encoding="utf-8")
+    ok = tmp_path / "ok.conllu"
+    ok.write_bytes(b"\xef\xbb\xbf" + JABBER_OK.encode())  # a byte-order mark is fine
+    args = {
+        "encode": ["encode", "--encoder", "glove-6b-50d", bad],
+        "probe": ["probe", "--encoder", "glove-6b-50d", "--layer", "0", "--task", "distance",
+                  "--train", bad, "--dev", ok, "--test", ok],
+        "metrics": ["metrics", ok, bad],
+    }[command]
+    res = cli(args)
+    assert res.exit_code == 1
+    assert "Traceback" not in res.stderr
+    assert [line for line in res.stderr.splitlines() if line.startswith("synrob: error:")] == [
+        f"synrob: error: {bad}:9: multiword token range 1-4 goes past the last word (3)"]

@@ -40,6 +40,7 @@ __all__ = [
     "read_conllu",
     "iter_blocks",
     "iter_corpus",
+    "read_forms",
     "write_conllu",
     "parse_sentence",
     "ConlluWarning",
@@ -545,6 +546,22 @@ def read_conllu(
                 raise
             if on_invalid is not None:
                 on_invalid(err)
+
+
+def read_forms(
+    source: str | os.PathLike[str] | TextIO, *, name: str | None = None
+) -> list[list[str]]:
+    """The syntactic word forms of every sentence: ``[s.forms for s in read_conllu(source)]``.
+
+    Every sentence is validated exactly as by :func:`read_conllu` (a malformed one raises
+    :class:`ConlluError`), but no :class:`Sentence` is built, which makes it several times
+    faster (for encoders, which need only the words).
+    """
+    out: list[list[str]] = []
+    for path, block in iter_blocks(source, name):
+        _, rows = split_rows(block, path)
+        out.append([cols[1] for cols in rows if cols[0].isdigit()])  # validated: ASCII digits
+    return out
 
 
 def iter_corpus(

@@ -47,6 +47,22 @@ _FEAT = re.compile(r"[^=|\s]+=[^=|\s]+")
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 _BOM = "\ufeff"
 
+# FEATS, MISC and DEPS values repeat across a treebank: each distinct value is checked once.
+_CACHE_MAX = 200_000
+_GOOD_FEATS: set[str] = set()
+_GOOD_MISC: set[str] = {"SpaceAfter=No"}
+# DEPS -> (sorted by head, largest word head, empty-node heads); absent when malformed
+_DEPS_INFO: dict[str, tuple[bool, int, tuple[tuple[int, int], ...]]] = {}
+
+
+def _remember(cache: set[str] | dict, key: str, value: object = None) -> None:
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    if isinstance(cache, set):
+        cache.add(key)
+    else:
+        cache[key] = value
+
 
 class ConlluWarning(SynrobWarning):
     """A CoNLL-U file is readable but suspicious (e.g. two sentences share a ``sent_id``)."""
@@ -84,7 +100,7 @@ def split_rows(
     rows: list[list[str]] = []
     heads: list[tuple[int, int]] = []  # (head, line number) of word i + 1
     ranges: list[tuple[int, int, int]] = []  # (first, last, line number)
-    deps_todo: list[tuple[int, str, str]] = []  # (line number, node, DEPS)
+    deps_todo: list[tuple[int, str, str]] = []  # (line number, ID, DEPS)
     empty_ids: set[tuple[int, int]] = set()
     range_end = 0  # last word of the latest multiword range
     empty_n, empty_k = -1, 0  # latest empty node n.k
@@ -111,25 +127,29 @@ def split_rows(
         if "" in cols:
             raise _fail(path, lineno, f"empty {COLUMNS[cols.index('')]} column (write _ for "
                         "no value)", sent_id)
-        if cols[5] != "_":
-            _check_feats(cols[5], path, lineno, sent_id)
-        if cols[9] != "_" and cols[9] != "SpaceAfter=No":
-            _check_misc(cols[9], path, lineno, sent_id)
+        feats, misc = cols[5], cols[9]
+        if feats != "_" and feats not in _GOOD_FEATS:
+            _check_feats(feats, path, lineno, sent_id)
+            _remember(_GOOD_FEATS, feats)
+        if misc != "_" and misc not in _GOOD_MISC:
+            _check_misc(misc, path, lineno, sent_id)
+            _remember(_GOOD_MISC, misc)
         rows.append(cols)
         ident = cols[0]
-        if _WORD_ID.fullmatch(ident):
+        if ident.isdigit() and ident.isascii() and ident[0] != "0":  # = _WORD_ID, faster
             wid = int(ident)
             if wid != len(heads) + 1:
                 raise _fail(path, lineno,
                             f"word ID {wid} out of sequence (expected {len(heads) + 1})", sent_id)
             head = cols[6]
-            if not _HEAD.fullmatch(head):
+            if not (head.isdigit() and head.isascii() and (head[0] != "0" or head == "0")
+                    or _HEAD.fullmatch(head)):
                 what = ("non-integer HEAD" if not head.lstrip("-").isdecimal()
                         else "HEAD with a leading zero or sign:")
                 raise _fail(path, lineno, f"{what} {head!r}", sent_id)
             heads.append((int(head), lineno))
             if cols[8] != "_":
-                deps_todo.append((lineno, f"word {wid}", cols[8]))
+                deps_todo.append((lineno, ident, cols[8]))
             continue
         m = _RANGE_ID.fullmatch(ident)
         if m:
@@ -170,7 +190,7 @@ def split_rows(
                 raise _fail(path, lineno, f"empty node {ident} has no DEPS (an empty node is "
                             "attached only in the enhanced graph)", sent_id)
             empty_ids.add((n, k))
-            deps_todo.append((lineno, f"empty node {ident}", cols[8]))
+            deps_todo.append((lineno, ident, cols[8]))
             continue
         raise _fail(path, lineno, f"invalid ID {ident!r}", sent_id)
 
@@ -185,8 +205,15 @@ def split_rows(
         if head < 0 or head > n:
             raise _fail(path, lineno,
                         f"HEAD {head} of word {wid} points outside the sentence (0..{n})", sent_id)
-    for lineno, node, deps in deps_todo:
-        _check_deps(deps, node, n, empty_ids, path, lineno, sent_id)
+    for lineno, ident, deps in deps_todo:
+        info = _DEPS_INFO.get(deps)
+        if info is None:
+            info = _deps_info(deps)
+            if info is not None:
+                _remember(_DEPS_INFO, deps, info)
+        if info is None or not info[0] or info[1] > n or any(k not in empty_ids for k in info[2]):
+            node = f"empty node {ident}" if "." in ident else f"word {ident}"
+            _check_deps(deps, node, n, empty_ids, path, lineno, sent_id)  # names the problem
     roots = [(wid, lineno) for wid, (head, lineno) in enumerate(heads, start=1) if head == 0]
     if not roots:
         raise _fail(path, first_line, "no root (no word has HEAD 0)", sent_id)
@@ -222,6 +249,19 @@ def _check_misc(misc: str, path: str, lineno: int, sent_id: str | None) -> None:
         if name in names:
             raise _fail(path, lineno, f"invalid MISC {misc!r}: {name!r} is repeated", sent_id)
         names.add(name)
+
+
+def _deps_info(deps: str) -> tuple[bool, int, tuple[tuple[int, int], ...]] | None:
+    """What the sentence-independent part of a DEPS value says, or None when malformed."""
+    keys = []
+    for part in deps.split("|"):
+        head, sep, rel = part.partition(":")
+        m = _DEPS_HEAD.fullmatch(head)
+        if not sep or m is None or not _DEPREL.fullmatch(rel):
+            return None
+        keys.append((int(m[1]), int(m[2]) if m[2] else 0))
+    words = [h for h, k in keys if not k]
+    return keys == sorted(keys), max(words, default=0), tuple(key for key in keys if key[1])
 
 
 def _check_deps(deps: str, node: str, n: int, empty_ids: set[tuple[int, int]], path: str,

@@ -141,30 +141,13 @@ class RepresentationSet:
 def read_words(path: str | Path) -> list[list[str]]:
     """The syntactic word forms of every sentence of a CoNLL-U file (= ``Sentence.forms``).
 
-    A fast line scan (IDs that are integers; ranges and empty nodes skipped), about 10x
-    quicker than full parsing; a line without the ID and FORM columns is a ConlluError.
+    Read and validated by the one CoNLL-U reader (:func:`synrob.perturb.corpus.read_forms`:
+    the same checks and ``FILE:LINE`` errors as every other command), without building
+    Sentence objects.
     """
-    from synrob.perturb.errors import ConlluError
+    from synrob.perturb.corpus import read_forms
 
-    sents: list[list[str]] = []
-    cur: list[str] = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if raw.startswith("#"):
-                continue
-            if not raw.strip():
-                if cur:
-                    sents.append(cur)
-                    cur = []
-                continue
-            cols = raw.split("\t", 2)
-            if len(cols) < 3:
-                raise ConlluError(str(path), lineno, "expected 10 tab-separated columns")
-            if cols[0].isdigit():
-                cur.append(cols[1])
-    if cur:
-        sents.append(cur)
-    return sents
+    return read_forms(path)
 
 
 def _resolve_source(source: str | Path) -> Path:
