@@ -29,12 +29,19 @@ class ScaffoldError(SynrobError):
 
 
 def validate_name(name: str) -> str:
-    """``name`` when it can be a perturber, entry-point and distribution name; else raise."""
+    """``name`` when it can be a perturber, entry-point and distribution name; else raise.
+
+    A valid name has no ``/``, ``\\``, ``.`` or leading ``-``, so the default target
+    ``./synrob-NAME`` and the files inside it cannot leave the working directory.
+    """
     if not NAME_RE.fullmatch(name) or len(name) > MAX_NAME:
+        pathlike = (name in (".", "..") or any(c in name for c in "/\\")
+                    or name.startswith((".", "~")))
         raise ScaffoldError(
             f"invalid plugin name {name!r}: use lowercase letters and digits, starting with a "
             f"letter, optionally joined by single '-' or '_' (at most {MAX_NAME} characters), "
             "e.g. 'leet' or 'word-drop'"
+            + ("; it is a name, not a path: choose the folder with --dir" if pathlike else "")
         )
     return name
 
@@ -92,6 +99,10 @@ def write_plugin(name: str, directory: Path | str | None = None) -> Path:
     target = Path(directory) if directory is not None else Path.cwd() / f"synrob-{name}"
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ScaffoldError(f"{target} already exists; choose another --dir or remove it")
+    root = target.resolve()
+    for rel in files:  # defence in depth: a rendered path never leaves the target
+        if not (root / rel).resolve().is_relative_to(root):
+            raise ScaffoldError(f"template path {rel!r} would leave {target}")
     try:
         for rel, text in files.items():
             path = target / rel

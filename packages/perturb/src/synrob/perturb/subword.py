@@ -60,7 +60,8 @@ def _smollm2_tokenizer_json() -> Path:
             "reading the SmolLM2 tokenizer from GGUF needs transformers and gguf "
             "(pip install 'synrob-perturb[lm]')"
         ) from None
-    tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=_SMOLLM2_GGUF)
+    tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=_SMOLLM2_GGUF,
+                                        trust_remote_code=False)
     with atomic_path(target) as tmp:
         tok.backend_tokenizer.save(str(tmp))
     return target
@@ -103,7 +104,7 @@ def _load_uncached(name: str) -> Any:
     try:
         from transformers import AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(name)
+        tok = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
     except Exception as exc:  # transformers raises OSError/ValueError/... for unknown names
         raise ResourceError(f"cannot load tokenizer {name!r}: {exc}") from None
     backend = getattr(tok, "backend_tokenizer", None)

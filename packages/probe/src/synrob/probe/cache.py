@@ -229,7 +229,7 @@ def _create_npy(path: Path, shape: tuple[int, ...], dtype: str) -> None:
 
 
 def _data_offset(path: Path) -> int:
-    arr = np.load(path, mmap_mode="r")
+    arr = np.load(path, mmap_mode="r", allow_pickle=False)
     try:
         return int(arr.offset)
     finally:

@@ -110,6 +110,7 @@ class FastPosEncoder(Encoder):
         from transformers import AutoModel
 
         src, kw, _ = self.trans._source()
+        kw = {**kw, "trust_remote_code": self.trans.options["trust_remote_code"]}  # False
         model = AutoModel.from_pretrained(src, **kw)
         self.pos, self.first_row = position_embeddings(model)
         del model

@@ -57,17 +57,28 @@ def detect_format(path: Path) -> str:
     return "glove"
 
 
-def load_keyed_vectors(path: Path, fmt: str = "auto") -> Any:
-    """A gensim ``KeyedVectors`` (``FastTextKeyedVectors`` for fastText) for ``path``."""
+def load_keyed_vectors(path: Path, fmt: str = "auto", *, allow_pickle: bool = False) -> Any:
+    """A gensim ``KeyedVectors`` (``FastTextKeyedVectors`` for fastText) for ``path``.
+
+    gensim's native ``.kv``/``.model`` format is a Python pickle, and unpickling a file can run
+    any code it names: it is refused unless ``allow_pickle`` (``-p allow_pickle=true``) says the
+    file is trusted. Every other format is parsed as data.
+    """
     from gensim.models import KeyedVectors
 
     fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "kv" and not allow_pickle:
+        raise ResourceError(
+            f"{path}: gensim .kv/.model files are Python pickles, which can run code when "
+            "loaded; save the vectors in word2vec format (kv.save_word2vec_format), or pass "
+            "-p allow_pickle=true for a file you made yourself"
+        )
     try:
         if fmt == "kumo":
             import pyarrow.parquet as pq
 
             npy, parquet = _kumo_files(path)
-            vectors = np.load(npy, mmap_mode="r")
+            vectors = np.load(npy, mmap_mode="r", allow_pickle=False)
             table = pq.read_table(parquet)
             words = table.column(0).to_pylist()
             kv = KeyedVectors(vector_size=vectors.shape[1], count=len(words))
@@ -103,8 +114,10 @@ class StaticEncoder(Encoder):
               ("fallback", "exact", "lower")),
         Param("pooling", str, "mean", "unused (one vector per word); accepted for uniformity"),
         Param("device", str, "auto", "unused; accepted for uniformity"),
+        Param("allow_pickle", bool, False,
+              "load a gensim .kv/.model file, a Python pickle (only files you trust)"),
     )
-    runtime_params = frozenset({"pooling", "device"})
+    runtime_params = frozenset({"pooling", "device", "allow_pickle"})
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -133,7 +146,8 @@ class StaticEncoder(Encoder):
         return {"files": {self.path.name: file_fingerprint(self.path)}}
 
     def _load(self) -> None:
-        self.kv = load_keyed_vectors(self.path, self.options["format"])
+        self.kv = load_keyed_vectors(self.path, self.options["format"],
+                                     allow_pickle=self.options["allow_pickle"])
 
     def lookup(self, words: Sequence[str]) -> tuple[np.ndarray, int]:
         """((n_words, dim) float32 vectors, number of OOV words) under the casing policy."""
