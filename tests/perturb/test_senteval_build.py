@@ -268,6 +268,11 @@ def test_o_examples_of_the_o_i_tasks_are_modifiable(suite: SuiteResult, builder:
             w = by_text[ex.sentence].words
             assert any(a.upos != "PUNCT" and b.upos != "PUNCT" and a.form != b.form
                        for a, b in zip(w, w[1:], strict=False)), ex
+    no_pair = sum(1 for s in builder.sources
+                  if not any(a.upos != "PUNCT" and b.upos != "PUNCT"
+                             for a, b in zip(s.words, s.words[1:], strict=False)))
+    info = suite.tasks["BShift"].info
+    assert info["no_word_pair"] == no_pair and 0 < no_pair <= info["not_modifiable"]
     for ex in _examples(suite, "CoordInv"):
         if ex.label == "O":
             assert find_coordinate_clauses(by_text[ex.sentence].sentence()) is not None

@@ -334,12 +334,19 @@ def bigram_shift_task(sources: Sequence[SourceSentence], rng: random.Random, see
     from ..perturbers.order import BShift
 
     perturber = BShift()
+    no_pair = 0
 
     def modify(split: str, s: SourceSentence) -> str | None:
+        nonlocal no_pair
         p = perturber.perturb(s.sentence(), sentence_rng(seed, s.index, 101))
-        return " ".join(p.sentence.forms) if p.label == "I" and p.sentence else None
+        if p.label == "I" and p.sentence:
+            return " ".join(p.sentence.forms)
+        no_pair += 1
+        return None
 
-    return _original_vs_modified("BShift", sources, rng, modify, proportions)
+    build = _original_vs_modified("BShift", sources, rng, modify, proportions)
+    build.info["no_word_pair"] = no_pair  # sources without two adjacent non-PUNCT words
+    return build
 
 
 def somo_task(sources: Sequence[SourceSentence], rng: random.Random, seed: int,
