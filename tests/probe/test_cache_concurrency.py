@@ -140,3 +140,20 @@ def test_opened_set_survives_cache_clear(ewt_dev, tmp_path, own_cache):
     np.testing.assert_array_equal(rs.layer_matrix(0)[0], ref)  # mapped on open: still readable
     assert rs.sentence_vectors(0, "mean").shape == (rs.n_sentences, 50)
     assert _leftovers(own_cache) == []
+
+
+def test_entry_removed_between_lookup_and_open_is_encoded_again(ewt_dev, tmp_path, monkeypatch,
+                                                                  own_cache):
+    corpus = _small_corpus(ewt_dev, tmp_path, 30)
+    ref = np.array(reps.encode_corpus("glove-6b-50d", corpus).layer_matrix(0)[0])
+    real_lookup = cache_mod.lookup
+
+    def lookup_then_cleared(key, root=None):
+        hit = real_lookup(key, root)
+        assert hit is not None and cache_mod.clear() == 1  # another process clears the cache
+        return hit
+
+    monkeypatch.setattr(cache_mod, "lookup", lookup_then_cleared)
+    rs = reps.encode_corpus("glove-6b-50d", corpus)
+    np.testing.assert_array_equal(rs.layer_matrix(0)[0], ref)
+    assert [e["state"] for e in cache_mod.list_entries()] == ["complete"]

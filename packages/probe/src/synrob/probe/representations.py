@@ -222,7 +222,13 @@ def encode_corpus(
     key = _cache.entry_key(key_meta)
     hit = _cache.lookup(key)
     if hit is not None:
-        return RepresentationSet(hit)
+        try:
+            return RepresentationSet(hit)
+        except SynrobError:
+            if hit.exists():  # a damaged entry: say so
+                raise
+            # removed between the look-up and the mapping (`synrob cache clear` in another
+            # process): encode it again
 
     sents = read_words(path)
     if not sents:
