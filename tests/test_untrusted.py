@@ -204,6 +204,28 @@ def test_random_init_and_fast_pos_default_to_untrusted(tmp_path, monkeypatch):
     assert all(trust is False for _, trust in calls), calls
 
 
+def test_model_that_needs_its_own_code_is_one_clean_error(tmp_path, monkeypatch):
+    """transformers refuses a model with custom code when trust_remote_code is False
+    (ValueError): each loader turns that into a ResourceError, not an internal error."""
+    import transformers
+    from synrob.probe.encoders.baselines import FastPosEncoder
+    from synrob.probe.encoders.transformer import TransformerEncoder
+
+    _fake_transformers(monkeypatch, stop_at="none")
+
+    class NeedsCode:
+        @staticmethod
+        def from_pretrained(*args: Any, **kw: Any) -> Any:
+            assert kw["trust_remote_code"] is False
+            raise ValueError("this model contains custom code: pass trust_remote_code=True")
+
+    monkeypatch.setattr(transformers, "AutoModel", NeedsCode)
+    model = str(_model_dir(tmp_path))
+    for enc in (TransformerEncoder(model=model, device="cpu"), FastPosEncoder(model=model)):
+        with pytest.raises(ResourceError, match="custom code"):
+            enc.load()
+
+
 def test_load_lm_defaults_to_untrusted(tmp_path, monkeypatch):
     from synrob.perturb import lm
 

@@ -111,14 +111,20 @@ class FastPosEncoder(Encoder):
 
         src, kw, _ = self.trans._source()
         kw = {**kw, "trust_remote_code": self.trans.options["trust_remote_code"]}  # False
-        model = AutoModel.from_pretrained(src, **kw)
+        try:
+            model = AutoModel.from_pretrained(src, **kw)
+        except (OSError, ValueError) as exc:  # e.g. a model that needs its own code
+            raise self.trans._not_found(exc) from None
         self.pos, self.first_row = position_embeddings(model)
         del model
         self.static.load()
         # words take the position of their index after the prefix special tokens ([CLS])
         from transformers import AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(src, **kw)
+        try:
+            tok = AutoTokenizer.from_pretrained(src, **kw)
+        except (OSError, ValueError) as exc:
+            raise self.trans._not_found(exc) from None
         ids = tok([["a"]], is_split_into_words=True).word_ids(0)
         self.first_row += next(i for i, w in enumerate(ids) if w is not None)
 
