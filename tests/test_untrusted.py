@@ -98,6 +98,43 @@ def test_saved_probe_weights_are_never_unpickled(tmp_path, canary):
     assert not canary.exists()
 
 
+# ---------------------------------------------------------------------- the code itself
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the only deserializers of pickles allowed in the packages, and why (docs/reliability.md)
+ALLOWED = {
+    ("probe/src/synrob/probe/experiments/backends.py", "cloudpickle.loads("):
+        "between the processes of one run",
+    ("probe/src/synrob/probe/encoders/static.py", "KeyedVectors.load("):
+        "gensim .kv, only with -p allow_pickle=true",
+}
+
+
+def test_no_unpickling_calls_in_the_packages():
+    import re
+
+    unsafe = re.compile(r"\b(?:c?pickle\.loads?|cloudpickle\.loads?|joblib\.load|dill\.loads?"
+                        r"|marshal\.loads?|shelve\.open|read_pickle"
+                        r"|KeyedVectors\.load)\(|allow_pickle\s*=\s*True|weights_only\s*=\s*False")
+    # np.load and torch.load are fine with pickles turned off
+    needs = {"np.load": "allow_pickle=False", "torch.load": "weights_only=True"}
+    call = re.compile(r"\b(np\.load|numpy\.load|torch\.load)\(((?:[^()]|\([^()]*\))*)\)")
+    found, np_loads = [], 0
+    for py in sorted((ROOT / "packages").rglob("*.py")) + sorted((ROOT / "plugins").rglob("*.py")):
+        rel = str(py.relative_to(ROOT / "packages")) if "packages" in py.parts else str(py)
+        text = py.read_text(encoding="utf-8")
+        for m in unsafe.finditer(text):
+            if (rel, m.group(0)) not in ALLOWED:
+                found.append(f"{rel}: {m.group(0)}")
+        for m in call.finditer(text):
+            fn = m.group(1).replace("numpy.", "np.")
+            np_loads += fn == "np.load"
+            if needs[fn] not in m.group(2):
+                found.append(f"{rel}: {fn}({m.group(2)}) without {needs[fn]}")
+    assert found == []
+    assert np_loads >= 3  # the scan sees the cache's and the static encoder's np.load calls
+
+
 # ---------------------------------------------------------------------- gensim .kv vectors
 
 def test_gensim_kv_pickle_is_refused_unless_allowed(tmp_path, sample_dev, canary, cli, own_cache):
