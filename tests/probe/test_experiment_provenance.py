@@ -226,3 +226,19 @@ def test_two_runs_on_identical_inputs_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="runs 'shuffle@0' and 'shuffle@1' of the grid have "
                                              "one content key"):
         run_experiment(FileChangeRate(kinds="shuffle", treebanks=f"{a},{b}"), tmp_path / "res")
+
+
+def test_new_metric_definitions_rebuild_perturbed_files(tmp_path, monkeypatch) -> None:
+    """The chrf2/lev recorded with each sentence are part of a perturbed file: a new
+    synrob.perturb.metrics.METRICS_VERSION builds a new file instead of reusing stale scores."""
+    import synrob.perturb.metrics as metrics
+
+    first = perturbed_file("sample:en_ewt:dev", "shuffle", {}, seed=0, dest=tmp_path,
+                           fmt="jsonl", max_sentences=5)
+    assert exp_data.provenance_of(first)["recipe"]["metrics_version"] == metrics.METRICS_VERSION
+    assert perturbed_file("sample:en_ewt:dev", "shuffle", {}, seed=0, dest=tmp_path,
+                          fmt="jsonl", max_sentences=5) == first
+    monkeypatch.setattr(metrics, "METRICS_VERSION", metrics.METRICS_VERSION + ".test")
+    second = perturbed_file("sample:en_ewt:dev", "shuffle", {}, seed=0, dest=tmp_path,
+                            fmt="jsonl", max_sentences=5)
+    assert second != first and second.is_file()

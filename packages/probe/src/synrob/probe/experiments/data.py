@@ -99,6 +99,7 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
     """
     from itertools import islice
 
+    from synrob.perturb.metrics import METRICS_VERSION
     from synrob.perturb.pipeline import perturb_formatted, read_blocks
     from synrob.perturb.plugins import get_registry
 
@@ -106,8 +107,9 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
 
     src = resolve_one(source)
     info = perturber_info(kind, params)
+    # the metrics recorded with each sentence (chrf2, lev) are part of the file's content
     recipe = {"source_sha256": content_hash(src), **info, "seed": seed, "variants": variants,
-              "format": fmt, "max_sentences": max_sentences}
+              "format": fmt, "max_sentences": max_sentences, "metrics_version": METRICS_VERSION}
     tag = hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()[:12]
     ext = {"conllu": "conllu", "jsonl": "jsonl", "text": "txt"}[fmt]
     suffix = f".{kind}.{tag}.{ext}"
