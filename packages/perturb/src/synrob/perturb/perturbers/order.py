@@ -234,6 +234,8 @@ class Shuffle(_UnitOrderPerturber):
     """
 
     name = "shuffle"
+    #: 1.1: word units keep DEPS sorted by the new head ids (CoNLL-U order)
+    version = "1.1"
     summary = "full or phrase shuffle of words (tree kept), subwords or characters (text only)"
     paper = ("Clouatre et al. 2022, Local Structure Matters Most: Perturbation Study in NLU "
              "(§4, Algorithm 1)")
@@ -253,6 +255,8 @@ class Flip(_UnitOrderPerturber):
     """Neighbour flip (Clouatre et al. Algorithm 2): left to right, swap with the next unit."""
 
     name = "flip"
+    #: 1.1: word units keep DEPS sorted by the new head ids (CoNLL-U order)
+    version = "1.1"
     summary = "neighbour flip: left to right, swap each unit with the next with probability rho"
     paper = ("Clouatre et al. 2022, Local Structure Matters Most: Perturbation Study in NLU "
              "(§4, neighbour flip)")
