@@ -496,8 +496,9 @@ def iter_blocks(
         if buffer is not None:  # real stdin: decode its bytes like a file
             fh = io.TextIOWrapper(buffer, encoding="utf-8", errors="surrogateescape")
             detach = fh
-    first_seen: dict[str, int] = {}
-    repeats: list[tuple[int, str]] = []
+    first_seen: dict[str, int] = {}  # sent_id -> line of its first sentence
+    first_repeat: tuple[int, str] | None = None
+    repeats = 0
     lineno = 0
     try:
         for block in _blocks(fh):
@@ -505,7 +506,9 @@ def iter_blocks(
             sid = _sent_id_of(block)
             if sid is not None:
                 if sid in first_seen:
-                    repeats.append((block[0][0], sid))
+                    repeats += 1
+                    if first_repeat is None:
+                        first_repeat = (block[0][0], sid)
                 else:
                     first_seen[sid] = block[0][0]
             yield path, block
@@ -517,10 +520,10 @@ def iter_blocks(
             fh.close()
         if detach is not None:
             detach.detach()
-    if repeats:
-        line, sid = repeats[0]
-        more = (f"; {len(repeats)} sentences of this file repeat an earlier sent_id"
-                if len(repeats) > 1 else "")
+    if first_repeat is not None:
+        line, sid = first_repeat
+        more = (f"; {repeats} sentences of this file repeat an earlier sent_id"
+                if repeats > 1 else "")
         warnings.warn(f"{path}:{line}: duplicate sent_id {sid!r} (first at line "
                       f"{first_seen[sid]}){more}", ConlluWarning, stacklevel=2)
 

@@ -48,7 +48,7 @@ _BAD_BYTE = re.compile("[\udc80-\udcff]")
 _BOM = "\ufeff"
 
 # FEATS, MISC and DEPS values repeat across a treebank: each distinct value is checked once.
-_CACHE_MAX = 200_000
+_CACHE_MAX = 50_000
 _GOOD_FEATS: set[str] = set()
 _GOOD_MISC: set[str] = {"SpaceAfter=No"}
 # DEPS -> (sorted by head, largest word head, empty-node heads); absent when malformed
