@@ -17,7 +17,7 @@ _COLUMNS = ("chrf2", "lev", "compression_original", "compression_perturbed", "wo
 def _is_conllu(path: Path) -> bool:
     if path.suffix.lower() in _CONLLU_SUFFIXES:
         return True
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", errors="surrogateescape") as fh:  # bad bytes: _read
         for line in fh:
             if line.strip():
                 return line.startswith("#") or line.count("\t") == 9
@@ -32,9 +32,17 @@ def _read(path: Path) -> Iterator[tuple[str | None, str | None, str, list[str]]]
         for s in read_conllu(path):
             yield s.sent_id, s.metadata.get("synrob.source"), s.text, s.forms
     else:
-        with open(path, encoding="utf-8") as fh:
+        from synrob.perturb.errors import SynrobError
+
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             for i, line in enumerate(fh, start=1):
                 text = line.rstrip("\r\n")
+                if not text.isascii():
+                    try:
+                        text.encode("utf-8")
+                    except UnicodeEncodeError as exc:  # a byte that is not UTF-8
+                        byte = ord(text[exc.start]) - 0xDC00
+                        raise SynrobError(f"{path}:{i}: not UTF-8: byte 0x{byte:02x}") from None
                 if text.strip():
                     yield f"line {i}", None, text, text.split()
 
