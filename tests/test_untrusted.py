@@ -83,7 +83,6 @@ def test_tampered_cache_entry_is_refused_never_unpickled(sample_dev, tmp_path, o
 # ---------------------------------------------------------------------- saved probes
 
 def test_saved_probe_weights_are_never_unpickled(tmp_path, canary):
-    from safetensors import SafetensorError
     from synrob.probe.probes import LinearProbe, load_probe, save_probe
     from synrob.probe.tasks import DistanceTask
 
@@ -93,7 +92,7 @@ def test_saved_probe_weights_are_never_unpickled(tmp_path, canary):
     assert load_probe(d).meta["dim"] == 8
     # a torch.save-style pickle in place of the safetensors file
     (d / "probe.safetensors").write_bytes(pickle.dumps({"0.weight": _Canary(canary)}))
-    with pytest.raises((ResourceError, SafetensorError)):
+    with pytest.raises(ResourceError, match="weights do not match"):  # one clean error line
         load_probe(d)
     assert not canary.exists()
 

@@ -10,14 +10,13 @@ pickle - and :func:`load_probe` rebuilds it to evaluate other files without retr
 from __future__ import annotations
 
 import json
-import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from synrob.perturb.atomic import write_text_atomic
+from synrob.perturb.atomic import atomic_path, write_text_atomic
 from synrob.perturb.errors import ResourceError, SynrobError
 from synrob.perturb.params import Param, describe_params, parse_params
 
@@ -99,12 +98,8 @@ def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, tas
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     tensors = {k: v.detach().to("cpu").contiguous() for k, v in module.state_dict().items()}
-    tmp = d / f".probe.safetensors.{os.getpid()}.tmp"
-    try:
+    with atomic_path(d / "probe.safetensors") as tmp:
         save_file(tensors, str(tmp))
-        os.replace(tmp, d / "probe.safetensors")
-    finally:
-        tmp.unlink(missing_ok=True)
     config = {
         "format": "synrob-probe/1",
         "probe": probe.name,
@@ -137,9 +132,11 @@ def load_probe(directory: str | Path, device: str = "cpu") -> SavedProbe:
     task.load_state(cfg.get("task_state", {}))
     probe = reg.get("probe", cfg["probe"])(**cfg["probe_params"])
     module = probe.build(int(cfg["dim"]), task.n_classes, task.kind)
+    from safetensors import SafetensorError
+
     try:
         module.load_state_dict(load_file(str(weights), device="cpu"))
-    except (RuntimeError, OSError) as exc:
+    except (RuntimeError, OSError, SafetensorError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ResourceError(f"{weights}: weights do not match {cfg_path} ({first})") from None
     module.to(device).eval()
