@@ -17,6 +17,7 @@ import math
 import random
 import re
 import threading
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -127,32 +128,36 @@ class BigramTable:
 
     @classmethod
     def from_conllu(cls, paths: Sequence[str | Path]) -> BigramTable:
-        """Build from CoNLL-U files, read line by line (fast; no tree validation needed here)."""
-        return cls.from_rows(s for p in paths for s in _conllu_rows(Path(p)))
+        """Build from the valid sentences of CoNLL-U files (invalid ones are left out)."""
+        from ..validate import ConlluWarning
+
+        with warnings.catch_warnings():  # a repeated sent_id: the input reader says it once
+            warnings.simplefilter("ignore", ConlluWarning)
+            return cls.from_rows(s for p in paths for s in _conllu_rows(Path(p)))
 
 
 def _conllu_rows(path: Path) -> Iterable[list[tuple[str, str, str, str, str]]]:
-    """The word rows ``(form, lemma, upos, xpos, feats)`` of each sentence of a CoNLL-U file."""
+    """The word rows ``(form, lemma, upos, xpos, feats)`` of each valid sentence of a CoNLL-U
+    file. Sentences are validated as by :func:`~synrob.perturb.corpus.read_conllu` and invalid
+    ones left out (as ``synrob perturb --skip-invalid`` skips them in its input, which is also
+    the default reference): nothing of theirs, e.g. a malformed FEATS or a byte that is not
+    UTF-8, may become a substitute."""
+    from ..corpus import iter_blocks
+    from ..validate import split_rows
+
     try:
-        fh = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise ConlluError(str(path), 0, f"cannot read reference corpus: {exc.strerror}") from None
-    with fh:
-        rows: list[tuple[str, str, str, str, str]] = []
-        for line in fh:
-            if not line.strip():
-                if rows:
-                    yield rows
-                    rows = []
+        for name, block in iter_blocks(path):
+            try:
+                _, rows = split_rows(block, name)
+            except ConlluError:
                 continue
-            if line.startswith("#"):
-                continue
-            cols = line.rstrip("\r\n").split("\t")
-            if len(cols) < 6 or not cols[0].isdigit():
-                continue  # multiword ranges and empty nodes
-            rows.append((cols[1], cols[2], cols[3], cols[4], cols[5]))
-        if rows:
-            yield rows
+            # validated: word IDs are ASCII digits; ranges and empty nodes are left out
+            yield [(c[1], c[2], c[3], c[4], c[5]) for c in rows if c[0].isdigit()]
+    except ConlluError as exc:
+        if exc.line == 0:  # missing or unreadable file
+            raise ConlluError(str(path), 0, f"cannot read reference corpus: {exc.problem}"
+                              ) from None
+        raise
 
 
 _TABLES: dict[tuple[tuple[str, float], ...], BigramTable] = {}
