@@ -24,8 +24,8 @@ again to completion and compared with the reference:
   provenance ignored) with the same run ids.
 
 Prints ``name: value`` lines: ``kills`` (SIGKILLs delivered to a live process group; a trial
-whose command finished before its moment is counted in ``finished_before_kill`` and checked
-all the same), ``partial_outputs`` (target 0), ``results_differ`` (target 0),
+whose command finished before its moment is counted in ``finished_before_kill``, checked all
+the same, and followed by another trial, up to ``2 * --kills`` trials per command), ``partial_outputs`` (target 0), ``results_differ`` (target 0),
 ``stale_temporaries`` (``.*.tmp`` files left by killed writers: allowed, counted), per command
 ``kills_<cmd>``, ``partial_outputs_<cmd>``, ``results_differ_<cmd>``,
 ``stale_temporaries_<cmd>``, ``reference_s_<cmd>``, and ``wall_s``. Every failed check is
@@ -164,7 +164,11 @@ def temporaries(root: Path) -> list[Path]:
 
 def _chaos(tally: Tally, kills: int, rng: random.Random, workdir: Path,
            trial: Callable[[int, Path, float], None]) -> Tally:
-    for i in range(kills):
+    """Trials until ``kills`` SIGKILLs hit a live command (at most ``2 * kills`` trials: a
+    command that finishes before its moment is checked all the same, then a new moment is
+    drawn)."""
+    while tally.kills < kills and tally.trials < 2 * kills:
+        i = tally.trials
         tdir = Path(tempfile.mkdtemp(prefix=f"{tally.command}-{i}-", dir=workdir))
         delay = rng.uniform(0, tally.reference_s)
         tally.trials += 1
@@ -249,8 +253,8 @@ def chaos_encode(kills: int, workdir: Path, rng: random.Random, *,
                  source: str = "ud:en_ewt:train", encoder: str = "glove-6b-50d",
                  extra: Sequence[str] = ()) -> Tally:
     """Kill ``synrob encode --encoder ENCODER SOURCE`` (fresh cache per trial) ``kills`` times."""
-    from synrob.probe.cache import list_entries, lookup
     from synrob.perturb.errors import SynrobError
+    from synrob.probe.cache import list_entries, lookup
 
     tally = Tally("encode")
     ref_dir = Path(tempfile.mkdtemp(prefix="encode-ref-", dir=workdir))
@@ -351,16 +355,21 @@ def chaos_run(kills: int, workdir: Path, rng: random.Random, *, experiment: str 
     tally = Tally("run")
     ref = Path(tempfile.mkdtemp(prefix="run-ref-", dir=workdir))
 
-    def args(out: Path) -> list[str]:
+    def args(out: Path, n_workers: int = workers) -> list[str]:
         return ["run", experiment, "--preset", preset,
-                *(a for p in params for a in ("-p", p)), "--workers", str(workers),
+                *(a for p in params for a in ("-p", p)), "--workers", str(n_workers),
                 "-o", str(out)]
 
     env = _env(cache)
-    run_to_end(args(ref / "warm"), env, ref)  # fills the shared cache (not timed)
+    # fill the shared cache first (not timed; one worker: no pool start-up), so that the
+    # reference and every trial find it warm
+    run_to_end(args(ref / "warm", 1), env, ref)
     tally.reference_s, _ = run_to_end(args(ref / "out"), env, ref)
     reference = json.loads((ref / "out" / "results.json").read_text(encoding="utf-8"))
     ref_rows = comparable_results(reference)
+    warm = json.loads((ref / "warm" / "results.json").read_text(encoding="utf-8"))
+    if comparable_results(warm) != ref_rows:  # cold cache, one worker: the same results
+        tally.differ(-1, "the warm-up run (cold cache, 1 worker) differs from the reference")
 
     def trial(i: int, tdir: Path, delay: float) -> None:
         out = tdir / "out"

@@ -25,9 +25,8 @@ def _chaos_module():
 chaos = _chaos_module()
 
 
-def _assert_clean(tally) -> None:
-    assert tally.trials == 2
-    assert tally.kills + tally.finished_before_kill == tally.trials
+def _assert_clean(tally, kills: int = 2) -> None:
+    assert tally.kills + tally.finished_before_kill == tally.trials <= 2 * kills
     assert tally.kills >= 1, f"{tally.command}: every command finished before its kill moment"
     assert tally.partial_outputs == 0, tally.problems
     assert tally.results_differ == 0, tally.problems
@@ -35,21 +34,27 @@ def _assert_clean(tally) -> None:
 
 
 @pytest.mark.slow
-def test_kill_perturb_encode_run(tmp_path: Path, sample_slice) -> None:
-    rng = random.Random(7)
-    perturb = chaos.chaos_perturb(2, tmp_path, rng, source="sample:en_ewt:dev", kind="shuffle")
-    _assert_clean(perturb)
-    encode = chaos.chaos_encode(2, tmp_path, rng, source="sample:en_ewt:train",
-                                encoder="glove-6b-50d")
-    _assert_clean(encode)
+def test_kill_perturb(tmp_path: Path) -> None:
+    _assert_clean(chaos.chaos_perturb(2, tmp_path, random.Random(7), source="sample:en_ewt:dev",
+                                      kind="shuffle"))
+
+
+@pytest.mark.slow
+def test_kill_encode(tmp_path: Path) -> None:
+    _assert_clean(chaos.chaos_encode(2, tmp_path, random.Random(8), source="sample:en_ewt:train",
+                                     encoder="glove-6b-50d"))
+
+
+@pytest.mark.slow
+def test_kill_run(tmp_path: Path, sample_slice) -> None:
+    """``synrob run jabberwocky`` with a pool of 2 workers (the whole process group is killed)
+    on slices of the sample; the warm-up run with 1 worker gives the same rows too."""
     data = tmp_path / "data"
     data.mkdir()
     params = [f"train={sample_slice('train', 40, data)}", f"dev={sample_slice('dev', 20, data)}",
               f"test={sample_slice('test', 20, data)}", "draws=1", "train_on=clean",
               "baselines=path", "epochs=1", "train_sentences=0"]
-    run = chaos.chaos_run(2, tmp_path, rng, params=params, workers=2)
-    _assert_clean(run)
-    assert (perturb.kills + encode.kills + run.kills) >= 4
+    _assert_clean(chaos.chaos_run(2, tmp_path, random.Random(9), params=params, workers=2))
 
 
 def test_check_run_dir_flags_partial_files(tmp_path: Path) -> None:
