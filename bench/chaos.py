@@ -28,7 +28,9 @@ whose command finished before its moment is counted in ``finished_before_kill``,
 the same, and followed by another trial, up to ``2 * --kills`` trials per command), ``partial_outputs`` (target 0), ``results_differ`` (target 0),
 ``stale_temporaries`` (``.*.tmp`` files left by killed writers: allowed, counted), per command
 ``kills_<cmd>``, ``partial_outputs_<cmd>``, ``results_differ_<cmd>``,
-``stale_temporaries_<cmd>``, ``reference_s_<cmd>``, and ``wall_s``. Every failed check is
+``stale_temporaries_<cmd>``, ``reference_s_<cmd>``, ``resumable_encode`` / ``resumable_run``
+(kills that left finished work to resume: recorded chunks of a ``.partial`` cache entry,
+finished ``runs/*.json``), and ``wall_s``. Every failed check is
 printed on stderr.
 
 Run: ``.venv/bin/python bench/chaos.py [--kills N] [--seed S] [--only perturb,encode,run]``
@@ -81,6 +83,7 @@ class Tally:
     partial_outputs: int = 0
     results_differ: int = 0
     stale_temporaries: int = 0
+    resumable: int = 0  # kills that left finished work for the re-run to resume
     reference_s: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -280,6 +283,9 @@ def chaos_encode(kills: int, workdir: Path, rng: random.Random, *,
                     why = f"fails to load: {exc}"
                 if why is not None:
                     tally.partial(i, f"{d}: {why}")
+        for d in root.glob("*.partial"):
+            progress = _json_or_none(d / "progress.json") or {}
+            tally.resumable += bool(progress.get("done"))
         states = [e["state"] for e in list_entries(root)] if root.is_dir() else []
         if any(s not in ("partial", "complete") for s in states):
             tally.partial(i, f"unexpected cache entry states {states}")
@@ -376,6 +382,7 @@ def chaos_run(kills: int, workdir: Path, rng: random.Random, *, experiment: str 
         tally.kill(args(out), env, tdir, delay)
         for what in check_run_dir(out, ref / "out"):
             tally.partial(i, what)
+        tally.resumable += any(_json_or_none(f) for f in (out / "runs").glob("*.json"))
         stale = temporaries(out)
         tally.stale_temporaries += len(stale)
         run_to_end(args(out), env, tdir)
@@ -406,6 +413,8 @@ def report(tallies: Sequence[Tally], wall: float) -> None:
         emit(f"partial_outputs_{t.command}", t.partial_outputs)
         emit(f"results_differ_{t.command}", t.results_differ)
         emit(f"stale_temporaries_{t.command}", t.stale_temporaries)
+        if t.command != "perturb":  # an -o file is written whole or not at all
+            emit(f"resumable_{t.command}", t.resumable)
         emit(f"reference_s_{t.command}", t.reference_s)
     emit("wall_s", wall)
 
@@ -418,6 +427,8 @@ def main() -> None:
                         help="comma list of commands to kill: perturb, encode, run")
     parser.add_argument("--perturb-kind", default="shuffle")
     parser.add_argument("--encoder", default="glove-6b-50d")
+    parser.add_argument("--encode-source", default="ud:en_ewt:train",
+                        help="corpus of the encode trials (e.g. ud:en_ewt:dev with minilm)")
     parser.add_argument("--run-workers", type=int, default=2)
     parser.add_argument("--run-cache", type=Path, default=None,
                         help="representation cache of the run trials (default: $SYNROB_CACHE)")
@@ -437,7 +448,8 @@ def main() -> None:
             if command == "perturb":
                 tally = chaos_perturb(args.kills, workdir, rng, kind=args.perturb_kind)
             elif command == "encode":
-                tally = chaos_encode(args.kills, workdir, rng, encoder=args.encoder)
+                tally = chaos_encode(args.kills, workdir, rng, encoder=args.encoder,
+                                     source=args.encode_source)
             else:
                 tally = chaos_run(args.kills, workdir, rng, workers=args.run_workers,
                                   cache=args.run_cache)
