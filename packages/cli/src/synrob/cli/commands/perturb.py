@@ -26,12 +26,25 @@ def _input_format(path: Path, format_in: str | None) -> str:
 
 
 def _text_lines(path: Path) -> Iterator[str]:
-    fh = sys.stdin if str(path) == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    """The non-blank lines of a text file (or stdin), stripped; a byte that is not UTF-8 is a
+    ``FILE:LINE: not UTF-8`` error."""
+    from synrob.perturb.errors import SynrobError
+
+    fh = (sys.stdin if str(path) == "-"
+          else open(path, encoding="utf-8", errors="surrogateescape"))  # noqa: SIM115
+    lineno = 0
     try:
-        for line in fh:
-            line = line.strip()
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.strip()
+            bad = None if line.isascii() else next(
+                (c for c in line if "\udc80" <= c <= "\udcff"), None)
+            if bad is not None:  # a byte that is not UTF-8, kept by surrogateescape
+                raise SynrobError(f"{path}:{lineno}: not UTF-8: byte 0x{ord(bad) - 0xDC00:02x}")
             if line:
                 yield line
+    except UnicodeDecodeError as exc:  # stdin, decoded strictly
+        raise SynrobError(f"{path}:{lineno + 1}: not UTF-8: {exc.reason} (at or after this "
+                          "line)") from None
     finally:
         if fh is not sys.stdin:
             fh.close()
