@@ -513,6 +513,35 @@ def target_perturb(config: str) -> Target:
     return check
 
 
+def target_perturb_text(path: Path, exp: Expected) -> list[tuple[str, str]]:
+    """``synrob perturb`` on the same bytes as a ``.txt`` file: one sentence per non-blank
+    line (parsed with spaCy), or one error naming the first line that is not UTF-8."""
+    target = path.with_name("t.txt")
+    data = path.read_bytes()
+    target.write_bytes(data)
+    r = run_cli(["perturb", "--kind", "shuffle", "--format", "jsonl", "--seed", "1", target])
+    out = [(TRACEBACK, p) for p in check_boundary(r)]
+    if out:
+        return out
+    lines = re.split(r"\r\n|\r|\n", data.decode("utf-8", "surrogateescape"))
+    bad = next((i for i, line in enumerate(lines, start=1) if re.search("[\udc80-\udcff]", line)),
+               None)
+    if bad is not None:
+        byte = ord(re.search("[\udc80-\udcff]", lines[bad - 1].strip())[0]) - 0xDC00
+        want = f"synrob: error: {target}:{bad}: not UTF-8: byte 0x{byte:02x}"
+        if r.exit_code != 1 or _stderr_lines(r)[-1] != want:
+            out.append((WRONG, f"perturb .txt exit {r.exit_code} {r.stderr[-200:]!r}, "
+                               f"expected {want!r}"))
+        return out
+    texts = [line.strip() for line in lines if line.strip()]
+    if r.exit_code != 0:
+        return [(LOST, f"perturb .txt exit {r.exit_code}: {r.stderr[-300:]!r}")]
+    got = [json.loads(line)["original"] for line in r.stdout.splitlines()]
+    if len(got) != len(texts):
+        out.append((LOST, f"perturb .txt: {len(got)} sentences out of {len(texts)} lines"))
+    return out
+
+
 def target_metrics(suffix: str) -> Target:
     def check(path: Path, exp: Expected) -> list[tuple[str, str]]:
         target = path.with_name(f"m{suffix}")
@@ -628,6 +657,7 @@ def targets(workdir: Path, probe: bool = True) -> dict[str, Target]:
     out: dict[str, Target] = {"validate": target_validate, "stats": target_stats}
     for config in PERTURB_CONFIGS:
         out[f"perturb-{config}"] = target_perturb(config)
+    out["perturb-text"] = target_perturb_text
     out["metrics-conllu"] = target_metrics(".conllu")
     out["metrics-txt"] = target_metrics(".txt")
     out["metrics-nosuffix"] = target_metrics("")
