@@ -10,11 +10,14 @@ random text. Each file goes through the real CLI in-process (:func:`synrob.cli.a
 one error boundary):
 
 * ``synrob conllu validate`` and ``synrob conllu stats --skip-invalid --json``;
-* ``synrob perturb --kind K --skip-invalid --format jsonl`` for every registered perturber that
+* ``synrob perturb --kind K --skip-invalid`` for every registered perturber that
   runs offline quickly (shuffle and flip with each unit: word, subword, char; bshift, somo,
   coordinv, jabberwocky, copos, typo). ``coco`` is excluded: it runs a language model (SmolLM2)
   on every sentence, about 3 minutes for 3 sentences on the shared 2-core CPU, so a few hundred
-  fuzz examples would take hours; its input handling is the same pipeline as every other kind;
+  fuzz examples would take hours; its input handling is the same pipeline as every other kind.
+  Kinds that keep the tree write CoNLL-U, which must itself be valid; text-only units write JSON
+  lines. The same bytes are also given as a ``.txt`` text input (``synrob perturb --kind
+  shuffle``, one sentence per line parsed with spaCy);
 * ``synrob metrics FILE FILE --json`` as ``.conllu``, and as ``.txt`` and without a suffix,
   where metrics sniffs the format (text unless the first line is a comment or has 10 columns);
   those two are checked for the exit-code boundary only;
@@ -484,18 +487,33 @@ PERTURB_CONFIGS: dict[str, list[str]] = {
 }
 
 
+#: configurations that write text only (no tree): fuzzed with --format jsonl
+TEXT_ONLY = {"shuffle-subword", "shuffle-char", "flip-subword", "flip-char"}
+
+
 def target_perturb(config: str) -> Target:
+    """Tree-keeping kinds write CoNLL-U, which must itself be valid (every block) and hold
+    one sentence per valid input sentence, in order (``# synrob.source``); text-only ones
+    write JSON lines, checked for ``source`` and ``original`` text."""
+    fmt = "jsonl" if config in TEXT_ONLY else "conllu"
+
     def check(path: Path, exp: Expected) -> list[tuple[str, str]]:
-        r = run_cli(["perturb", *PERTURB_CONFIGS[config], "--format", "jsonl", "--skip-invalid",
+        r = run_cli(["perturb", *PERTURB_CONFIGS[config], "--format", fmt, "--skip-invalid",
                      "--seed", "1", path])
         out = [(TRACEBACK, p) for p in check_boundary(r)]
         if out:
             return out
         if r.exit_code != 0:
             return [(LOST, f"perturb --skip-invalid exit {r.exit_code}: {r.stderr[-300:]!r}")]
-        records = [json.loads(line) for line in r.stdout.splitlines()]
-        got = [(rec["source"], rec["original"]) for rec in records]
-        want = [(b.source, b.text) for b in exp.valid]
+        if fmt == "jsonl":
+            records = [json.loads(line) for line in r.stdout.splitlines()]
+            got = [(rec["source"], rec["original"]) for rec in records]
+            want = [(b.source, b.text) for b in exp.valid]
+        else:
+            written = expect(_enc(r.stdout), "<output>", [])
+            out += [(WRONG, f"perturb wrote invalid CoNLL-U: {b.error}") for b in written.invalid]
+            got = [_meta([line for _, line in b.lines], "synrob.source") for b in written.blocks]
+            want = [b.source for b in exp.valid]
         if got != want:
             missing = [w for w in want if w not in got]
             out.append((LOST, f"perturb output {len(got)} sentences, expected {len(want)}; "

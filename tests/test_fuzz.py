@@ -88,6 +88,24 @@ def test_expected_blocks_follow_conllu_line_ends(tmp_path: Path) -> None:
     assert not fuzz.check_intact(exp)
 
 
+def test_the_checks_catch_a_lost_sentence_and_a_crash(tmp_path: Path) -> None:
+    """The properties are not vacuous: a sentence missing from the output, a wrong skipped
+    count and an exit 70 are each reported."""
+    pool = fuzz.pool()
+    two = ("\n".join(pool[0]) + "\n\n" + "\n".join(pool[1]) + "\n\n").encode()
+    exp = fuzz.expect(two, "f.conllu", [pool[0], pool[1]])
+    path = tmp_path / "one.conllu"
+    path.write_text("\n".join(pool[0]) + "\n\n", encoding="utf-8")  # pool[1] is "lost"
+    for check in (fuzz.target_perturb("shuffle-word"), fuzz.target_perturb("flip-char"),
+                  fuzz.target_stats):
+        assert fuzz.LOST in {kind for kind, _ in check(path, exp)}
+    crash = fuzz.CliResult(70, "", "synrob: internal error: KeyError: 'x' (a bug: ...)\n")
+    assert fuzz.check_boundary(crash)
+    two_errors = fuzz.CliResult(1, "", "synrob: error: a\nsynrob: error: b\n")
+    assert fuzz.check_boundary(two_errors)
+    assert not fuzz.check_boundary(fuzz.CliResult(1, "", "synrob: warning: w\nsynrob: error: a\n"))
+
+
 def test_fuzz_conllu_validate(tmp_path: Path) -> None:
     _fuzz("validate", fuzz.target_validate, 200, tmp_path)
 
