@@ -220,12 +220,12 @@ def test_raw_text_input_is_parsed_then_perturbed(cli, tmp_path) -> None:
 
 def test_output_that_is_the_input_is_refused_and_the_input_kept(cli, sample_slice, tmp_path) -> None:
     src = sample_slice("dev", 5, tmp_path)
-    before = open(src, encoding="utf-8").read()
+    before = Path(src).read_text(encoding="utf-8")
     for out in (src, str(tmp_path / "." / "dev-5.conllu")):
         res = cli(["perturb", "--kind", "shuffle", src, "-o", out])
         assert res.exit_code == 1
         assert res.stderr.count("\n") == 1 and "refusing to overwrite an input" in res.stderr
-        assert open(src, encoding="utf-8").read() == before  # the input is intact
+        assert Path(src).read_text(encoding="utf-8") == before  # the input is intact
 
 
 def test_failed_run_leaves_no_partial_output(cli, tmp_path) -> None:
