@@ -87,12 +87,13 @@ class Tally:
     reference_s: float = 0.0
     problems: list[str] = field(default_factory=list)
 
-    def kill(self, args: Sequence[str], env: dict[str, str], cwd: Path, delay: float) -> None:
-        """One trial's kill (see :func:`kill_at`), counted."""
+    def kill(self, args: Sequence[str], env: dict[str, str], cwd: Path, delay: float) -> bool:
+        """One trial's kill (see :func:`kill_at`), counted; True when it hit a live command."""
         if kill_at(args, env, cwd, delay):
             self.kills += 1
-        else:
-            self.finished_before_kill += 1
+            return True
+        self.finished_before_kill += 1
+        return False
 
     def partial(self, trial: int, what: str) -> None:
         self.partial_outputs += 1
@@ -268,7 +269,7 @@ def chaos_encode(kills: int, workdir: Path, rng: random.Random, *,
     def trial(i: int, tdir: Path, delay: float) -> None:
         cache = tdir / "cache"
         root = cache / "representations"
-        tally.kill(args, _env(cache), tdir, delay)
+        killed = tally.kill(args, _env(cache), tdir, delay)
         if root.is_dir():
             for d in root.iterdir():
                 if not d.is_dir() or d.name.endswith(".partial"):
@@ -285,7 +286,7 @@ def chaos_encode(kills: int, workdir: Path, rng: random.Random, *,
                     tally.partial(i, f"{d}: {why}")
         for d in root.glob("*.partial"):
             progress = _json_or_none(d / "progress.json") or {}
-            tally.resumable += bool(progress.get("done"))
+            tally.resumable += killed and bool(progress.get("done"))
         states = [e["state"] for e in list_entries(root)] if root.is_dir() else []
         if any(s not in ("partial", "complete") for s in states):
             tally.partial(i, f"unexpected cache entry states {states}")
@@ -379,10 +380,10 @@ def chaos_run(kills: int, workdir: Path, rng: random.Random, *, experiment: str 
 
     def trial(i: int, tdir: Path, delay: float) -> None:
         out = tdir / "out"
-        tally.kill(args(out), env, tdir, delay)
+        killed = tally.kill(args(out), env, tdir, delay)
         for what in check_run_dir(out, ref / "out"):
             tally.partial(i, what)
-        tally.resumable += any(_json_or_none(f) for f in (out / "runs").glob("*.json"))
+        tally.resumable += killed and any(_json_or_none(f) for f in (out / "runs").glob("*.json"))
         stale = temporaries(out)
         tally.stale_temporaries += len(stale)
         run_to_end(args(out), env, tdir)
