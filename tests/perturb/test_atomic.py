@@ -102,3 +102,22 @@ def test_no_os_replace_outside_the_atomic_module() -> None:
         if re.search(r"\bos\.replace\(|\bos\.rename\(|\.replace\(\s*(?:target|dest|path)\b", text):
             offenders.append(str(py.relative_to(root)))
     assert offenders == []
+
+
+def test_write_conllu_to_a_path_is_atomic(tmp_path) -> None:
+    from synrob.perturb.corpus import sentences_from_string, write_conllu
+
+    (s,) = sentences_from_string("# text = a\n1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n\n")
+    path = tmp_path / "out.conllu"
+    path.write_text("old\n")
+
+    def failing():
+        yield s
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write_conllu(failing(), path)
+    assert path.read_text() == "old\n"
+    assert write_conllu([s, s], path) == 2
+    assert path.read_text().count("# text = a") == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.conllu"]

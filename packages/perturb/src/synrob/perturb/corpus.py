@@ -31,6 +31,7 @@ from conllu.parser import (
 )
 
 from . import tree as _tree
+from .atomic import atomic_open
 from .errors import ConlluError
 from .validate import ConlluWarning, split_rows, validate_block
 
@@ -579,9 +580,10 @@ def iter_corpus(
 
 
 def write_conllu(sentences: Iterable[Sentence], dest: str | os.PathLike[str] | TextIO) -> int:
-    """Write sentences as CoNLL-U; returns how many were written."""
+    """Write sentences as CoNLL-U; returns how many were written (a path is written atomically:
+    the file appears whole, or stays as it was if writing fails)."""
     if isinstance(dest, (str, os.PathLike)):
-        with open(dest, "w", encoding="utf-8", newline="\n") as fh:
+        with atomic_open(dest, newline="\n") as fh:
             return write_conllu(sentences, fh)
     n = 0
     for s in sentences:

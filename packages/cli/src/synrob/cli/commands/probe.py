@@ -95,7 +95,9 @@ def _write_predictions(run: ProbeRun, dest: Path, many_layers: bool) -> int:
 
     best = run.best
     n = 0
-    with open(dest, "w", encoding="utf-8") as fh:
+    from synrob.perturb.atomic import atomic_open
+
+    with atomic_open(dest) as fh:
         for f, preds in best.predictions.items():
             gold = run.golds[f]
             for i, pred in enumerate(preds):
