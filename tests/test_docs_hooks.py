@@ -1,4 +1,4 @@
-"""Every hook in hookspecs.py is documented in docs/plugins.md and mentioned by a test.
+"""Every hook of every layer's hookspecs.py is documented in docs/plugins.md and mentioned by a test.
 
 The documented examples are also run: each is registered as an in-process plugin and must
 register a component of the hook's kind.
@@ -13,22 +13,29 @@ from pathlib import Path
 
 import pytest
 from synrob.perturb import hookspecs, plugins
+from synrob.probe import hookspecs as probe_hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "plugins.md"
-HOOKSPECS = Path(hookspecs.__file__)
+HOOKSPECS = (Path(hookspecs.__file__), Path(probe_hookspecs.__file__))
 
 
 def _hooks() -> dict[str, str]:
-    """Hook name -> signature (``name() -> Return``), read from hookspecs.py's source."""
-    tree = ast.parse(HOOKSPECS.read_text(encoding="utf-8"))
+    """Hook name -> signature (``name() -> Return``), read from each hookspecs.py's source."""
     out = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("synrob_"):
-            assert any(ast.unparse(d) == "hookspec" for d in node.decorator_list), node.name
-            args = ast.unparse(node.args)
-            out[node.name] = f"def {node.name}({args}) -> {ast.unparse(node.returns)}"
+    for path in HOOKSPECS:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("synrob_"):
+                marks = [ast.unparse(d) for d in node.decorator_list]
+                assert any(m.startswith(("hookspec", "component_hookspec(")) for m in marks), (
+                    node.name)
+                args = ast.unparse(node.args)
+                out[node.name] = f"def {node.name}({args}) -> {ast.unparse(node.returns)}"
     return out
+
+
+def _component_hooks() -> list[str]:
+    return sorted(h for h in _hooks() if h in plugins.kinds().values())
 
 
 def _sections() -> dict[str, str]:
@@ -39,7 +46,8 @@ def _sections() -> dict[str, str]:
 
 
 def test_hookspecs_found() -> None:
-    assert set(_hooks()) == set(plugins.KINDS.values())  # also what the registry calls
+    assert set(_component_hooks()) == set(plugins.kinds().values())  # what the registry calls
+    assert set(_hooks()) - set(_component_hooks()) == {"synrob_add_hookspecs"}
 
 
 @pytest.mark.parametrize("hook", sorted(_hooks()))
@@ -64,16 +72,16 @@ def test_hook_mentioned_by_a_test(hook: str) -> None:
     assert any(hook in p.read_text(encoding="utf-8") for p in files), f"no test mentions {hook}"
 
 
-@pytest.mark.parametrize("hook", sorted(_hooks()))
+@pytest.mark.parametrize("hook", _component_hooks())
 def test_documented_example_registers(hook: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The example of each hook section runs and registers one component of that kind."""
-    kind = next(k for k, h in plugins.KINDS.items() if h == hook)
+    """The example of each component hook's section runs and registers one such component."""
+    kind = next(k for k, h in plugins.kinds().items() if h == hook)
     body = _sections()[hook]
     example = next(b for b in re.findall(r"```python\n(.*?)```", body, flags=re.S)
                    if "@hookimpl" in b)
     module = types.ModuleType(f"docs_example_{kind}")
     exec(compile(example, f"docs/plugins.md:{hook}", "exec"), module.__dict__)
-    monkeypatch.setattr(plugins, "DEFAULT_PLUGINS", ())
+    monkeypatch.setattr(plugins, "BUILTIN_COMPONENTS", False)
     monkeypatch.setenv("SYNROB_LOAD_PLUGINS", "")
     try:
         plugins.register_plugin(module, f"docs-{kind}")

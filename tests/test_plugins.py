@@ -25,7 +25,6 @@ from synrob.perturb import hookspecs, plugins
 from synrob.perturb.errors import PluginError, UnknownComponentError
 from synrob.perturb.hookspecs import hookimpl
 from synrob.perturb.plugins import (
-    KINDS,
     DuplicateComponentError,
     PluginWarning,
     get_registry,
@@ -34,6 +33,16 @@ from synrob.perturb.plugins import (
 )
 
 SYNROB = Path(sys.executable).with_name("synrob")
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Component kind -> hook, with every layer installed (synrob-perturb and synrob-probe).
+KINDS = {
+    "perturber": "synrob_register_perturbers",
+    "encoder": "synrob_register_encoders",
+    "task": "synrob_register_tasks",
+    "probe": "synrob_register_probes",
+    "experiment": "synrob_register_experiments",
+}
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -51,8 +60,9 @@ def _clean_plugin_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture
 def no_builtins(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only third-party and in-process plugins: the mechanism without the built-in components."""
-    monkeypatch.setattr(plugins, "DEFAULT_PLUGINS", ())
+    """Only third-party and in-process components: the mechanism without the built-in ones
+    (the built-in plugins still add their hook specs, so every kind exists)."""
+    monkeypatch.setattr(plugins, "BUILTIN_COMPONENTS", False)
 
 
 @pytest.fixture
@@ -150,9 +160,101 @@ def _build_recording() -> tuple[plugins.Registry, list[warnings.WarningMessage]]
 # --------------------------------------------------------------------------- hooks, one by one
 
 
+def _component_hooks(module: object) -> dict[str, str]:
+    return {getattr(f, hookspecs.KIND_ATTRIBUTE): n for n, f in vars(module).items()
+            if n.startswith("synrob_") and hasattr(f, hookspecs.KIND_ATTRIBUTE)}
+
+
 def test_kinds_cover_every_hookspec() -> None:
-    specs = {n for n, f in vars(hookspecs).items() if n.startswith("synrob_") and callable(f)}
-    assert specs == set(KINDS.values())
+    from synrob.probe import hookspecs as probe_hookspecs
+
+    assert _component_hooks(hookspecs) == {"perturber": "synrob_register_perturbers"}
+    assert {**_component_hooks(hookspecs), **_component_hooks(probe_hookspecs)} == KINDS
+    assert plugins.kinds() == KINDS  # in declaration order: perturb's, then probe's
+    assert list(plugins.kinds()) == list(KINDS)
+
+
+# --------------------------------------------------------------------------- layering
+
+
+def test_perturb_never_names_the_layers_above() -> None:
+    """No module of the base layer names synrob.probe or synrob.cli (code, strings, docs)."""
+    offenders = []
+    for path in sorted((ROOT / "packages" / "perturb" / "src").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if any(name in line for name in ("synrob.probe", "synrob.cli", "synrob/probe",
+                                             "synrob/cli")):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == []
+
+
+def test_probe_registers_through_its_own_entry_point() -> None:
+    (ep,) = [e for e in entry_points(group=plugins.ENTRY_POINT_GROUP)
+             if e.dist is not None and e.dist.name == "synrob-probe"]
+    assert ep.value == "synrob.probe.builtins"
+    assert "synrob.probe" not in repr(plugins.DEFAULT_PLUGINS)
+    info = get_registry().info("encoder", "transformer")
+    assert (info.distribution, info.plugin) == ("synrob-probe", ep.name)
+
+
+#: Run in a fresh interpreter as if only synrob-perturb were installed: synrob.probe and
+#: synrob.cli cannot be imported and their distributions' entry points are gone.
+ONLY_PERTURB = """
+import importlib.abc, importlib.metadata as md, json, sys
+
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith(("synrob.probe", "synrob.cli")):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Absent())
+real = md.entry_points
+def entry_points(**kw):
+    eps = real(**kw)
+    return md.EntryPoints(e for e in eps
+                          if e.dist is None or e.dist.name not in ("synrob-probe", "synrob"))
+
+from synrob.perturb import plugins
+plugins.entry_points = entry_points
+registry = plugins.get_registry()
+print(json.dumps({"kinds": plugins.kinds(), "perturbers": registry.names("perturber"),
+                  "modules": sorted(m for m in sys.modules if m.startswith("synrob."))}))
+"""
+
+
+def test_plugin_manager_with_only_synrob_perturb() -> None:
+    env = {**os.environ, "SYNROB_STRICT_PLUGINS": "1"}
+    env.pop("SYNROB_LOAD_PLUGINS", None)
+    proc = subprocess.run([sys.executable, "-c", ONLY_PERTURB], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["kinds"] == {"perturber": "synrob_register_perturbers"}  # no probe kinds
+    assert {"bshift", "coco", "copos", "flip", "jabberwocky", "shuffle", "somo"} <= set(
+        out["perturbers"])
+    assert "typo" in out["perturbers"]  # third-party perturber plugins still load
+    assert not [m for m in out["modules"] if m.startswith(("synrob.probe", "synrob.cli"))]
+
+
+def test_a_layer_adds_its_own_kind(no_builtins: None, in_process: Callable) -> None:
+    """A plugin bringing a new component kind adds its hook specs, as synrob.probe does."""
+    specs = type("Specs", (), {})
+
+    @hookspecs.component_hookspec("widget")
+    def synrob_register_widgets() -> list[type]:
+        """Return widget classes."""
+
+    specs.synrob_register_widgets = staticmethod(synrob_register_widgets)
+    widget = _dummy("spanner")
+    layer = type("Layer", (), {
+        "synrob_add_hookspecs": staticmethod(
+            hookimpl(lambda pluginmanager: pluginmanager.add_hookspecs(specs))),
+        "synrob_register_widgets": staticmethod(hookimpl(lambda: [widget])),
+    })
+    in_process(layer, "widgets")
+    assert get_registry().get("widget", "spanner") is widget
+    assert list(plugins.kinds())[-1] == "widget"
 
 
 #: Every hook, spelled out (tests/test_docs_hooks.py checks each hook is named by a test).
@@ -166,7 +268,7 @@ HOOK_CASES = [
 
 
 def test_hook_cases_are_all_kinds() -> None:
-    assert dict(HOOK_CASES) == KINDS
+    assert dict(HOOK_CASES) == KINDS == plugins.kinds()
 
 
 @pytest.mark.parametrize(("kind", "hook"), HOOK_CASES)

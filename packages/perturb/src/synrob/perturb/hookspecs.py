@@ -1,16 +1,22 @@
-"""Every synrob hook. Each returns component classes once, registered under their ``name``.
+"""The hooks synrob.perturb owns: perturbers, and the hook that lets a higher layer add its own.
 
 A plugin is a module (named by an entry point in the ``synrob`` group) or, in-process, any
 object passed to :func:`synrob.perturb.plugins.register_plugin`. Its functions named after a
-hook below are called once, when the registry is built; each returns a list of classes (or
-None), and each class is registered under its ``name`` attribute for its kind. The kinds and
-hooks are listed in :data:`synrob.perturb.plugins.KINDS`; docs/plugins.md documents each hook.
+hook are called once, when the registry is built. A *component hook* (declared with
+:func:`component_hookspec`) returns a list of classes (or None), and each class is registered
+under its ``name`` attribute for the hook's kind.
+
+This layer declares only what it owns. A layer above it (or any plugin) that brings new
+component kinds ships its own hookspec module and adds it from its plugin through
+:func:`synrob_add_hookspecs`, as pytest-xdist does with ``pytest_addhooks``; the plugin manager
+learns the new kinds from the ``component_hookspec`` marks in that module. docs/plugins.md
+documents each hook.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import pluggy
 
@@ -20,27 +26,27 @@ if TYPE_CHECKING:  # type hints only: loading the specs imports nothing heavy
 hookspec = pluggy.HookspecMarker("synrob")
 hookimpl = pluggy.HookimplMarker("synrob")
 
+#: Attribute set on a component hook spec: the kind of component it registers.
+KIND_ATTRIBUTE = "synrob_component_kind"
 
-@hookspec
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def component_hookspec(kind: str) -> Callable[[_F], _F]:
+    """Declare a hook spec whose implementations return classes of component ``kind``."""
+
+    def mark(function: _F) -> _F:
+        setattr(function, KIND_ATTRIBUTE, kind)
+        return hookspec(function)
+
+    return mark
+
+
+@hookspec(historic=True)
+def synrob_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
+    """Add another layer's hook specs: call ``pluginmanager.add_hookspecs(module)``."""
+
+
+@component_hookspec("perturber")
 def synrob_register_perturbers() -> Sequence[type[Perturber]]:
     """Return perturber classes (subclasses of synrob.perturb.base.Perturber)."""
-
-
-@hookspec
-def synrob_register_encoders() -> Sequence[type]:
-    """Return encoder classes (subclasses of synrob.probe.encoders.base.Encoder)."""
-
-
-@hookspec
-def synrob_register_tasks() -> Sequence[type]:
-    """Return probing-task classes (subclasses of synrob.probe.tasks.base.Task)."""
-
-
-@hookspec
-def synrob_register_probes() -> Sequence[type]:
-    """Return probe classes (subclasses of synrob.probe.probes.base.Probe)."""
-
-
-@hookspec
-def synrob_register_experiments() -> Sequence[type]:
-    """Return experiment classes (subclasses of synrob.probe.experiments.base.Experiment)."""

@@ -1,7 +1,10 @@
-"""The default plugin of synrob-probe: built-in encoders (and, later, tasks and probes).
+"""The plugin of synrob-probe: this layer's hook specs and its built-in components.
 
-Registered through the same hooks a third-party plugin uses. Module imports stay light: the
-encoder modules import numpy only; torch, transformers and gensim load inside their methods.
+Found through this distribution's own ``synrob`` entry point, exactly like a third-party plugin
+(the base layer never names it). It adds :mod:`synrob.probe.hookspecs` to the plugin manager,
+then registers the built-in encoders, tasks, probes and experiments through those hooks. Module
+imports stay light: the encoder modules import numpy only; torch, transformers and gensim load
+inside their methods.
 """
 
 from __future__ import annotations
@@ -9,10 +12,18 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 
+import pluggy
 from synrob.perturb.hookspecs import hookimpl
 
+from . import hookspecs
 from .encoders import ENCODERS
 from .encoders.base import Encoder
+
+
+@hookimpl
+def synrob_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
+    """Declare the encoder, task, probe and experiment hooks."""
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
@@ -22,10 +33,6 @@ def synrob_register_encoders() -> Sequence[type[Encoder]]:
         getattr(importlib.import_module(f"{__package__}.encoders.{mod}"), cls)
         for mod, cls in ENCODERS
     ]
-
-
-# --------------------------------------------------------------------------- tasks and probes
-# synrob_register_tasks / synrob_register_probes (issue 5) go below this line.
 
 
 @hookimpl

@@ -1,5 +1,5 @@
 """The SentEval probing tasks (Conneau et al. 2018) built from a UD treebank, and their file
-format. Light: no torch; the classifiers live in :mod:`synrob.probe.senteval`."""
+format. Light: no torch; the classifiers live in the probe layer, which this one never imports."""
 
 from __future__ import annotations
 
