@@ -94,138 +94,171 @@ def split_rows(
     lines: Sequence[tuple[int, str]], path: str
 ) -> tuple[list[str], list[list[str]]]:
     """Validate a block; return its comment lines and its token rows (lists of 10 columns)."""
-    first_line = lines[0][0]
-    sent_id: str | None = None
-    comments: list[str] = []
-    rows: list[list[str]] = []
-    heads: list[tuple[int, int]] = []  # (head, line number) of word i + 1
-    ranges: list[tuple[int, int, int]] = []  # (first, last, line number)
-    deps_todo: list[tuple[int, str, str]] = []  # (line number, ID, DEPS)
-    empty_ids: set[tuple[int, int]] = set()
-    range_end = 0  # last word of the latest multiword range
-    empty_n, empty_k = -1, 0  # latest empty node n.k
+    block = _Block(path)
     for lineno, line in lines:
+        block.add_line(lineno, line)
+    block.check_tree(lines[0][0])
+    return block.comments, block.rows
+
+
+class _Block:
+    """The state of one sentence while its lines are validated, in order (:func:`split_rows`)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.sent_id: str | None = None
+        self.comments: list[str] = []
+        self.rows: list[list[str]] = []
+        self.heads: list[tuple[int, int]] = []  # (head, line number) of word i + 1
+        self.ranges: list[tuple[int, int, int]] = []  # (first, last, line number)
+        self.deps_todo: list[tuple[int, str, str]] = []  # (line number, ID, DEPS)
+        self.empty_ids: set[tuple[int, int]] = set()
+        self.range_end = 0  # last word of the latest multiword range
+        self.empty_n, self.empty_k = -1, 0  # latest empty node n.k
+
+    def fail(self, lineno: int, problem: str) -> ConlluError:
+        return _fail(self.path, lineno, problem, self.sent_id)
+
+    def add_line(self, lineno: int, line: str) -> None:
+        """Check one line of the block and record what the sentence-level checks need."""
         if not line.isascii():
             bad = _utf8_problem(line)
             if bad is not None:
-                raise _fail(path, lineno, bad, sent_id)
+                raise self.fail(lineno, bad)
             if line.startswith(_BOM):
-                raise _fail(path, lineno, "byte-order mark (U+FEFF) inside the file; it is "
-                            "allowed only at the start of a file", sent_id)
+                raise self.fail(lineno, "byte-order mark (U+FEFF) inside the file; it is "
+                                "allowed only at the start of a file")
         if line.startswith("#"):
-            if rows:
-                raise _fail(path, lineno, "comment line inside a sentence (comments must come "
-                            "before its first word line)", sent_id)
-            if sent_id is None:
-                sent_id = _comment_sent_id(line)
-            comments.append(line)
-            continue
-        cols = line.split("\t")
-        if len(cols) != 10:
-            raise _fail(path, lineno,
-                        f"expected 10 tab-separated columns, found {len(cols)}", sent_id)
-        if "" in cols:
-            raise _fail(path, lineno, f"empty {COLUMNS[cols.index('')]} column (write _ for "
-                        "no value)", sent_id)
-        feats, misc = cols[5], cols[9]
-        if feats != "_" and feats not in _GOOD_FEATS:
-            _check_feats(feats, path, lineno, sent_id)
-            _remember(_GOOD_FEATS, feats)
-        if misc != "_" and misc not in _GOOD_MISC:
-            _check_misc(misc, path, lineno, sent_id)
-            _remember(_GOOD_MISC, misc)
-        rows.append(cols)
+            if self.rows:
+                raise self.fail(lineno, "comment line inside a sentence (comments must come "
+                                "before its first word line)")
+            if self.sent_id is None:
+                self.sent_id = _comment_sent_id(line)
+            self.comments.append(line)
+            return
+        cols = self.columns(lineno, line)
+        self.rows.append(cols)
         ident = cols[0]
         if ident.isdigit() and ident.isascii() and ident[0] != "0":  # = _WORD_ID, faster
-            wid = int(ident)
-            if wid != len(heads) + 1:
-                raise _fail(path, lineno,
-                            f"word ID {wid} out of sequence (expected {len(heads) + 1})", sent_id)
-            head = cols[6]
-            if not (head.isdigit() and head.isascii() and (head[0] != "0" or head == "0")
-                    or _HEAD.fullmatch(head)):
-                what = ("non-integer HEAD" if not head.lstrip("-").isdecimal()
-                        else "HEAD with a leading zero or sign:")
-                raise _fail(path, lineno, f"{what} {head!r}", sent_id)
-            heads.append((int(head), lineno))
-            if cols[8] != "_":
-                deps_todo.append((lineno, ident, cols[8]))
-            continue
+            self.word(lineno, ident, cols)
+            return
         m = _RANGE_ID.fullmatch(ident)
         if m:
-            a, b = int(m[1]), int(m[2])
-            nxt = len(heads) + 1
-            if a >= b:
-                raise _fail(path, lineno, f"multiword token range {ident}: its first word must "
-                            "come before its last", sent_id)
-            if a <= range_end:
-                raise _fail(path, lineno, f"multiword token range {ident} overlaps the range "
-                            f"ending at word {range_end}", sent_id)
-            if a != nxt:
-                raise _fail(path, lineno, f"multiword token range {ident} must come right "
-                            f"before word {a} (the next word here is {nxt})", sent_id)
-            if cols[6] != "_" or cols[7] != "_" or cols[8] != "_":
-                raise _fail(path, lineno, f"multiword token {ident} must have _ in HEAD, DEPREL "
-                            "and DEPS", sent_id)
-            range_end = b
-            ranges.append((a, b, lineno))
-            continue
+            self.multiword_range(lineno, ident, int(m[1]), int(m[2]), cols)
+            return
         m = _EMPTY_ID.fullmatch(ident)
         if m:
-            n, k = int(m[1]), int(m[2])
-            if n != len(heads):
-                where = f"right after word {n}" if n else "before word 1"
-                here = f"after word {len(heads)}" if heads else "before word 1"
-                raise _fail(path, lineno, f"empty node {ident} must come {where} (it comes "
-                            f"{here})", sent_id)
-            expected = empty_k + 1 if n == empty_n else 1
-            if k != expected:
-                raise _fail(path, lineno, f"empty node {ident} out of sequence (expected "
-                            f"{n}.{expected})", sent_id)
-            empty_n, empty_k = n, k
-            if cols[6] != "_" or cols[7] != "_":
-                raise _fail(path, lineno, f"empty node {ident} must have _ in HEAD and DEPREL "
-                            "(it is attached through DEPS)", sent_id)
-            if cols[8] == "_":
-                raise _fail(path, lineno, f"empty node {ident} has no DEPS (an empty node is "
-                            "attached only in the enhanced graph)", sent_id)
-            empty_ids.add((n, k))
-            deps_todo.append((lineno, ident, cols[8]))
-            continue
-        raise _fail(path, lineno, f"invalid ID {ident!r}", sent_id)
+            self.empty_node(lineno, ident, int(m[1]), int(m[2]), cols)
+            return
+        raise self.fail(lineno, f"invalid ID {ident!r}")
 
-    if not heads:
-        raise _fail(path, first_line, "sentence has no words", sent_id)
-    n = len(heads)
-    for a, b, lineno in ranges:
-        if b > n:
-            raise _fail(path, lineno, f"multiword token range {a}-{b} goes past the last word "
-                        f"({n})", sent_id)
-    for wid, (head, lineno) in enumerate(heads, start=1):
-        if head < 0 or head > n:
-            raise _fail(path, lineno,
-                        f"HEAD {head} of word {wid} points outside the sentence (0..{n})", sent_id)
-    for lineno, ident, deps in deps_todo:
-        info = _DEPS_INFO.get(deps)
-        if info is None:
-            info = _deps_info(deps)
-            if info is not None:
-                _remember(_DEPS_INFO, deps, info)
-        if info is None or not info[0] or info[1] > n or any(k not in empty_ids for k in info[2]):
-            node = f"empty node {ident}" if "." in ident else f"word {ident}"
-            _check_deps(deps, node, n, empty_ids, path, lineno, sent_id)  # names the problem
-    roots = [(wid, lineno) for wid, (head, lineno) in enumerate(heads, start=1) if head == 0]
-    if not roots:
-        raise _fail(path, first_line, "no root (no word has HEAD 0)", sent_id)
-    if len(roots) > 1:
-        ids = ", ".join(str(w) for w, _ in roots)
-        raise _fail(path, roots[1][1], f"{len(roots)} roots (words {ids})", sent_id)
-    cycle = _tree.find_cycle([h for h, _ in heads])
-    if cycle:
-        lineno = heads[cycle[0] - 1][1]
-        chain = " -> ".join(str(i) for i in [*cycle, cycle[0]])
-        raise _fail(path, lineno, f"cycle in HEAD: {chain}", sent_id)
-    return comments, rows
+    def columns(self, lineno: int, line: str) -> list[str]:
+        """The 10 columns of a token line, with FEATS and MISC checked."""
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise self.fail(lineno, f"expected 10 tab-separated columns, found {len(cols)}")
+        if "" in cols:
+            raise self.fail(lineno, f"empty {COLUMNS[cols.index('')]} column (write _ for "
+                            "no value)")
+        feats, misc = cols[5], cols[9]
+        if feats != "_" and feats not in _GOOD_FEATS:
+            _check_feats(feats, self.path, lineno, self.sent_id)
+            _remember(_GOOD_FEATS, feats)
+        if misc != "_" and misc not in _GOOD_MISC:
+            _check_misc(misc, self.path, lineno, self.sent_id)
+            _remember(_GOOD_MISC, misc)
+        return cols
+
+    def word(self, lineno: int, ident: str, cols: list[str]) -> None:
+        wid = int(ident)
+        if wid != len(self.heads) + 1:
+            raise self.fail(lineno, f"word ID {wid} out of sequence (expected "
+                            f"{len(self.heads) + 1})")
+        head = cols[6]
+        if not (head.isdigit() and head.isascii() and (head[0] != "0" or head == "0")
+                or _HEAD.fullmatch(head)):
+            what = ("non-integer HEAD" if not head.lstrip("-").isdecimal()
+                    else "HEAD with a leading zero or sign:")
+            raise self.fail(lineno, f"{what} {head!r}")
+        self.heads.append((int(head), lineno))
+        if cols[8] != "_":
+            self.deps_todo.append((lineno, ident, cols[8]))
+
+    def multiword_range(self, lineno: int, ident: str, a: int, b: int, cols: list[str]) -> None:
+        nxt = len(self.heads) + 1
+        if a >= b:
+            raise self.fail(lineno, f"multiword token range {ident}: its first word must "
+                            "come before its last")
+        if a <= self.range_end:
+            raise self.fail(lineno, f"multiword token range {ident} overlaps the range "
+                            f"ending at word {self.range_end}")
+        if a != nxt:
+            raise self.fail(lineno, f"multiword token range {ident} must come right "
+                            f"before word {a} (the next word here is {nxt})")
+        if cols[6] != "_" or cols[7] != "_" or cols[8] != "_":
+            raise self.fail(lineno, f"multiword token {ident} must have _ in HEAD, DEPREL "
+                            "and DEPS")
+        self.range_end = b
+        self.ranges.append((a, b, lineno))
+
+    def empty_node(self, lineno: int, ident: str, n: int, k: int, cols: list[str]) -> None:
+        if n != len(self.heads):
+            where = f"right after word {n}" if n else "before word 1"
+            here = f"after word {len(self.heads)}" if self.heads else "before word 1"
+            raise self.fail(lineno, f"empty node {ident} must come {where} (it comes "
+                            f"{here})")
+        expected = self.empty_k + 1 if n == self.empty_n else 1
+        if k != expected:
+            raise self.fail(lineno, f"empty node {ident} out of sequence (expected "
+                            f"{n}.{expected})")
+        self.empty_n, self.empty_k = n, k
+        if cols[6] != "_" or cols[7] != "_":
+            raise self.fail(lineno, f"empty node {ident} must have _ in HEAD and DEPREL "
+                            "(it is attached through DEPS)")
+        if cols[8] == "_":
+            raise self.fail(lineno, f"empty node {ident} has no DEPS (an empty node is "
+                            "attached only in the enhanced graph)")
+        self.empty_ids.add((n, k))
+        self.deps_todo.append((lineno, ident, cols[8]))
+
+    def check_tree(self, first_line: int) -> None:
+        """The checks that need the whole sentence: bounds, DEPS, one root, no cycle."""
+        heads = self.heads
+        if not heads:
+            raise self.fail(first_line, "sentence has no words")
+        n = len(heads)
+        for a, b, lineno in self.ranges:
+            if b > n:
+                raise self.fail(lineno, f"multiword token range {a}-{b} goes past the last "
+                                f"word ({n})")
+        for wid, (head, lineno) in enumerate(heads, start=1):
+            if head < 0 or head > n:
+                raise self.fail(lineno, f"HEAD {head} of word {wid} points outside the "
+                                f"sentence (0..{n})")
+        self.check_deps(n)
+        roots = [(wid, lineno) for wid, (head, lineno) in enumerate(heads, start=1) if head == 0]
+        if not roots:
+            raise self.fail(first_line, "no root (no word has HEAD 0)")
+        if len(roots) > 1:
+            ids = ", ".join(str(w) for w, _ in roots)
+            raise self.fail(roots[1][1], f"{len(roots)} roots (words {ids})")
+        cycle = _tree.find_cycle([h for h, _ in heads])
+        if cycle:
+            lineno = heads[cycle[0] - 1][1]
+            chain = " -> ".join(str(i) for i in [*cycle, cycle[0]])
+            raise self.fail(lineno, f"cycle in HEAD: {chain}")
+
+    def check_deps(self, n: int) -> None:
+        for lineno, ident, deps in self.deps_todo:
+            info = _DEPS_INFO.get(deps)
+            if info is None:
+                info = _deps_info(deps)
+                if info is not None:
+                    _remember(_DEPS_INFO, deps, info)
+            if (info is None or not info[0] or info[1] > n
+                    or any(k not in self.empty_ids for k in info[2])):
+                node = f"empty node {ident}" if "." in ident else f"word {ident}"
+                _check_deps(deps, node, n, self.empty_ids, self.path, lineno, self.sent_id)
 
 
 def _check_feats(feats: str, path: str, lineno: int, sent_id: str | None) -> None:
