@@ -9,7 +9,6 @@ import pytest
 import torch
 from synrob.perturb.corpus import read_conllu, write_conllu
 from synrob.perturb.errors import SynrobError
-from synrob.probe.experiment import evaluate_baselines, evaluate_probe, train_probe
 from synrob.probe.probes import (
     FC3Probe,
     LinearProbe,
@@ -19,6 +18,7 @@ from synrob.probe.probes import (
     load_probe,
     save_probe,
 )
+from synrob.probe.probing import evaluate_baselines, evaluate_probe, train_probe
 from synrob.probe.tasks import DepthTask, DistanceTask, PosTask, RootTask, TreeDepthTask, load_gold
 from synrob.probe.training import Features
 

@@ -10,7 +10,7 @@ import typer
 from synrob.perturb.device import DEVICE_HELP
 
 if TYPE_CHECKING:
-    from synrob.probe.experiment import ProbeRun
+    from synrob.probe.probing import ProbeRun
 
 _OPTS = "Probe options"
 
@@ -134,7 +134,7 @@ def probe(
     from synrob.perturb.errors import SynrobError
     from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.experiment import check_saved, encoder_features, read_saved, run_probe
+    from synrob.probe.probing import check_saved, encoder_features, read_saved, run_probe
 
     from ..output import emit_json, info
 
