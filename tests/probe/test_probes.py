@@ -19,7 +19,14 @@ from synrob.probe.probes import (
     save_probe,
 )
 from synrob.probe.probing import evaluate_baselines, evaluate_probe, train_probe
-from synrob.probe.tasks import DepthTask, DistanceTask, PosTask, RootTask, TreeDepthTask, load_gold
+from synrob.probe.tasks import (
+    CorpusTreeDepthTask,
+    DepthTask,
+    DistanceTask,
+    PosTask,
+    RootTask,
+    load_gold,
+)
 from synrob.probe.training import Features
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -119,7 +126,7 @@ def test_root_and_tree_depth_classifiers(data):
     base = evaluate_baselines(root, train_gold, {"dev": dev_gold})["majority"]["dev"]
     assert scores["root_acc"] > base["root_acc"]
     assert all(0 <= int(p) < n for p, n in zip(preds, dev_gold.lengths, strict=True))
-    td = TreeDepthTask()
+    td = CorpusTreeDepthTask()
     td.fit(train_gold)
     probe = LinearProbe(epochs=30, patience=3, lr=0.01)
     module, _ = train_probe(td, probe, data["train", 3], data["dev", 3], seed=0)
