@@ -65,8 +65,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from synrob.probe.experiment import encoder_features, evaluate_probe, train_probe
     from synrob.probe.probes import StructuralProbe
+    from synrob.probe.probing import encoder_features, evaluate_probe, train_probe
     from synrob.probe.tasks import DistanceTask, load_gold
 
     t0, c0 = time.perf_counter(), time.process_time()

@@ -228,7 +228,7 @@ def test_transformer_encoder_passes_trust_remote_code(tmp_path, monkeypatch, par
 
 
 def test_random_init_and_fast_pos_default_to_untrusted(tmp_path, monkeypatch):
-    from synrob.probe.encoders.baselines import FastPosEncoder, RandomInitEncoder
+    from synrob.probe.encoders.control_encoders import FastPosEncoder, RandomInitEncoder
 
     model = str(_model_dir(tmp_path))
     calls = _fake_transformers(monkeypatch, stop_at="AutoModel")
@@ -244,7 +244,7 @@ def test_model_that_needs_its_own_code_is_one_clean_error(tmp_path, monkeypatch)
     """transformers refuses a model with custom code when trust_remote_code is False
     (ValueError): each loader turns that into a ResourceError, not an internal error."""
     import transformers
-    from synrob.probe.encoders.baselines import FastPosEncoder
+    from synrob.probe.encoders.control_encoders import FastPosEncoder
     from synrob.probe.encoders.transformer import TransformerEncoder
 
     _fake_transformers(monkeypatch, stop_at="none")

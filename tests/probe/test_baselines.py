@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from synrob.probe.baselines import MajorityTrees, baseline_predictions, path_tree, tree_distances
 from synrob.probe.tasks import DepthTask, DistanceTask, PosTask, RootTask, load_gold
 from synrob.probe.tasks.base import GoldCorpus
+from synrob.probe.tree_baselines import (
+    MajorityTrees,
+    baseline_predictions,
+    path_tree,
+    tree_distances,
+)
 
 
 def _gold(heads: list[list[int]]) -> GoldCorpus:

@@ -26,7 +26,7 @@ from synrob.probe.experiments.robustness_metrics import (
 )
 from synrob.probe.lamalfa import lamalfa_gold_matrix
 from synrob.probe.tasks.base import load_gold
-from synrob.probe.tasks.classification import PosTask, RootTask, TreeDepthTask
+from synrob.probe.tasks.classification import CorpusTreeDepthTask, PosTask, RootTask
 from synrob.probe.tasks.structural import DistanceTask
 
 
@@ -69,7 +69,7 @@ def test_classification_sentence_metrics(gold) -> None:
     root = RootTask()
     roots = [np.array(gold.root(i)) for i in range(len(gold))]
     assert sentence_metrics(root, gold, roots)["root_acc"].sum() == len(gold)
-    depth = TreeDepthTask()
+    depth = CorpusTreeDepthTask()
     depth.fit(gold)
     assert set(sentence_metrics(depth, gold, depth.targets(gold))["acc"]) == {1.0}
 

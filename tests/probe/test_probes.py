@@ -9,7 +9,6 @@ import pytest
 import torch
 from synrob.perturb.corpus import read_conllu, write_conllu
 from synrob.perturb.errors import SynrobError
-from synrob.probe.experiment import evaluate_baselines, evaluate_probe, train_probe
 from synrob.probe.probes import (
     FC3Probe,
     LinearProbe,
@@ -19,7 +18,15 @@ from synrob.probe.probes import (
     load_probe,
     save_probe,
 )
-from synrob.probe.tasks import DepthTask, DistanceTask, PosTask, RootTask, TreeDepthTask, load_gold
+from synrob.probe.probing import evaluate_baselines, evaluate_probe, train_probe
+from synrob.probe.tasks import (
+    CorpusTreeDepthTask,
+    DepthTask,
+    DistanceTask,
+    PosTask,
+    RootTask,
+    load_gold,
+)
 from synrob.probe.training import Features
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -119,7 +126,7 @@ def test_root_and_tree_depth_classifiers(data):
     base = evaluate_baselines(root, train_gold, {"dev": dev_gold})["majority"]["dev"]
     assert scores["root_acc"] > base["root_acc"]
     assert all(0 <= int(p) < n for p, n in zip(preds, dev_gold.lengths, strict=True))
-    td = TreeDepthTask()
+    td = CorpusTreeDepthTask()
     td.fit(train_gold)
     probe = LinearProbe(epochs=30, patience=3, lr=0.01)
     module, _ = train_probe(td, probe, data["train", 3], data["dev", 3], seed=0)

@@ -9,20 +9,20 @@ import numpy as np
 import pytest
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.senteval import TASK_FILES, build_suite, read_task_file, write_suite
-from synrob.probe.senteval.baselines import (
-    MultinomialNB,
-    TfidfVectorizer,
-    length_baseline,
-    majority_baseline,
-    nb_tfidf_baseline,
-    split_examples,
-)
 from synrob.probe.senteval.classifiers import encode_labels, fit_select, grid
 from synrob.probe.senteval.features import (
     conllu_text,
     parse_layer_spec,
     sentence_vectors,
     task_corpus,
+)
+from synrob.probe.senteval.text_baselines import (
+    MultinomialNB,
+    TfidfVectorizer,
+    length_baseline,
+    majority_baseline,
+    nb_tfidf_baseline,
+    split_examples,
 )
 
 

@@ -7,12 +7,12 @@ import pytest
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import ParameterError
 from synrob.probe.tasks import (
+    CorpusTreeDepthTask,
     DepthTask,
     DistanceTask,
     ParseTask,
     PosTask,
     RootTask,
-    TreeDepthTask,
     load_gold,
 )
 
@@ -78,7 +78,7 @@ def test_root_and_tree_depth_tasks(ewt_train, dev):
     t = root.targets(dev)
     assert [int(x) for x in t] == [dev.root(i) for i in range(len(dev))]
     assert root.evaluate(dev, t)["root_acc"] == 1.0
-    td = TreeDepthTask()
+    td = CorpusTreeDepthTask()
     td.fit(train)
     assert td.labels == sorted(td.labels, key=int)
     tt = td.targets(dev)

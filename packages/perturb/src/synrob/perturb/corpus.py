@@ -33,6 +33,7 @@ from conllu.parser import (
 from . import tree as _tree
 from .atomic import atomic_open
 from .errors import ConlluError
+from .feats import format_feats, parse_feats
 from .validate import ConlluWarning, split_rows, validate_block
 
 __all__ = [
@@ -78,15 +79,8 @@ class Word:
 
     @property
     def feats_dict(self) -> dict[str, str]:
-        if self.feats in ("_", ""):
-            return {}
-        return dict(part.split("=", 1) for part in self.feats.split("|"))
-
-
-def _feats_str(feats: Mapping[str, str] | None) -> str:
-    if not feats:
-        return "_"
-    return "|".join(f"{k}={v}" for k, v in feats.items())
+        """FEATS as a dict (:func:`~synrob.perturb.feats.parse_feats`; ValueError if malformed)."""
+        return parse_feats(self.feats)
 
 
 def _is_word(tok: Token) -> bool:
@@ -146,7 +140,7 @@ class Sentence:
                     lemma=t["lemma"],
                     upos=t["upos"] or "_",
                     xpos=t["xpos"] or "_",
-                    feats=_feats_str(t["feats"]),
+                    feats=format_feats(t["feats"]),
                     head=t["head"],
                     deprel=t["deprel"],
                 )

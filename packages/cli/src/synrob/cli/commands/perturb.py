@@ -13,7 +13,7 @@ from synrob.perturb.device import DEVICE_HELP
 if TYPE_CHECKING:
     from synrob.perturb.base import Perturber
     from synrob.perturb.corpus import Sentence
-    from synrob.perturb.pipeline import RawBlock
+    from synrob.perturb.pipeline import PipelineStats, RawBlock
 
 _IN_FORMATS = ("conllu", "text")
 _TEXT_SUFFIXES = (".txt", ".text")
@@ -149,74 +149,66 @@ def _build_perturber(
     return cls(**given)
 
 
-def perturb(
-    inputs: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="CoNLL-U or text files, sample:/ud: specs, or - for stdin (the default).",
-            show_default=False,
-        ),
-    ] = None,
-    kind: Annotated[str | None, typer.Option("--kind", "-k", help="Perturber name.")] = None,
-    param: Annotated[
-        list[str] | None,
-        typer.Option("--param", "-p", help="Perturber parameter key=value (repeatable)."),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Random seed (same seed: same output).")] = 0,
-    variants: Annotated[int, typer.Option(help="Perturbed variants per sentence (K).")] = 1,
-    budget: Annotated[
-        str | None, typer.Option(help="Shortcut for -p budget=TAU (substitution budget).")
-    ] = None,
-    device: Annotated[
-        str | None,
-        typer.Option(help=f"Shortcut for -p device=DEV (perturbers with a model, e.g. coco): "
-                     f"{DEVICE_HELP}."),
-    ] = None,
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="Output format: conllu|text|jsonl (default: conllu for CoNLL-U input when the "
-            "perturber keeps a tree, else text).",
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Output file (default: stdout).")
-    ] = None,
-    workers: Annotated[int, typer.Option(help="Worker processes (same output for any N).")] = 1,
-    batch_size: Annotated[int, typer.Option(help="Sentences per perturber batch.")] = 64,
-    skip_invalid: Annotated[
-        bool, typer.Option("--skip-invalid", help="Report and skip malformed input sentences.")
-    ] = False,
-    format_in: Annotated[
-        str | None,
-        typer.Option(
-            "--format-in",
-            help="Input format: conllu|text (default: text for .txt files, else conllu).",
-        ),
-    ] = None,
-    describe: Annotated[
-        str | None,
-        typer.Option("--describe", help="Print KIND's parameters, defaults and paper, then exit."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="With --describe: print JSON.")] = False,
-) -> None:
-    """Perturb sentences with perturber KIND; write CoNLL-U, text or JSON lines.
+# ------------------------------------------------------------------ options of ``synrob perturb``
+_Inputs = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="CoNLL-U or text files, sample:/ud: specs, or - for stdin (the default).",
+        show_default=False,
+    ),
+]
+_Kind = Annotated[str | None, typer.Option("--kind", "-k", help="Perturber name.")]
+_Param = Annotated[
+    list[str] | None,
+    typer.Option("--param", "-p", help="Perturber parameter key=value (repeatable)."),
+]
+_Seed = Annotated[int, typer.Option(help="Random seed (same seed: same output).")]
+_Variants = Annotated[int, typer.Option(help="Perturbed variants per sentence (K).")]
+_Budget = Annotated[
+    str | None, typer.Option(help="Shortcut for -p budget=TAU (substitution budget).")
+]
+_Device = Annotated[
+    str | None,
+    typer.Option(help=f"Shortcut for -p device=DEV (perturbers with a model, e.g. coco): "
+                 f"{DEVICE_HELP}."),
+]
+_Format = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        help="Output format: conllu|text|jsonl (default: conllu for CoNLL-U input when the "
+        "perturber keeps a tree, else text).",
+    ),
+]
+_Output = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Output file (default: stdout).")
+]
+_Workers = Annotated[int, typer.Option(help="Worker processes (same output for any N).")]
+_BatchSize = Annotated[int, typer.Option(help="Sentences per perturber batch.")]
+_SkipInvalid = Annotated[
+    bool, typer.Option("--skip-invalid", help="Report and skip malformed input sentences.")
+]
+_FormatIn = Annotated[
+    str | None,
+    typer.Option(
+        "--format-in",
+        help="Input format: conllu|text (default: text for .txt files, else conllu).",
+    ),
+]
+_Describe = Annotated[
+    str | None,
+    typer.Option("--describe", help="Print KIND's parameters, defaults and paper, then exit."),
+]
+_Json = Annotated[bool, typer.Option("--json", help="With --describe: print JSON.")]
 
-    Every output sentence carries # synrob.* comments (source, kind, params, seed, variant,
-    changed word ids, chrF-2, normalised Levenshtein) and a new sent_id. A summary goes to
-    stderr.
-    """
-    from synrob.perturb.data import resolve_input
-    from synrob.perturb.errors import ConlluError, ParameterError
-    from synrob.perturb.pipeline import FORMATS, PipelineStats, check_format, perturb_formatted
+
+# ------------------------------------------------------------------ the steps of ``synrob perturb``
+def _check_options(kind: str | None, fmt: str | None, format_in: str | None) -> str:
+    """The perturber name, after checking ``--kind``, ``--format`` and ``--format-in``."""
+    from synrob.perturb.errors import ParameterError
+    from synrob.perturb.pipeline import FORMATS
     from synrob.perturb.plugins import get_registry
 
-    from ..output import info, output_file, progress
-
-    if describe is not None:
-        _describe(describe, as_json)
-        return
     if kind is None:
         known = ", ".join(get_registry().names("perturber")) or "(none)"
         raise ParameterError(f"--kind is required (or --describe KIND); available: {known}")
@@ -226,35 +218,99 @@ def perturb(
         raise ParameterError(
             f"unknown --format-in {format_in!r}; available: {', '.join(_IN_FORMATS)}"
         )
-    perturber = _build_perturber(kind, param or [], budget, inputs, device)
+    return kind
 
-    paths = [
+
+def _input_paths(inputs: list[str] | None, format_in: str | None) -> list[tuple[Path, str]]:
+    """Every input file (stdin ``-`` by default) with its format (conllu or text)."""
+    from synrob.perturb.data import resolve_input
+
+    return [
         (path, _input_format(path, format_in))
         for spec in (inputs or ["-"])
         for path in resolve_input(spec)
     ]
+
+
+def _output_format(fmt: str | None, paths: list[tuple[Path, str]], perturber: Perturber) -> str:
+    """``--format``, by default conllu when every input is CoNLL-U and the perturber keeps a
+    tree, else text; checked against what the perturber can write."""
+    from synrob.perturb.pipeline import check_format
+
     if fmt is None:
         all_conllu = all(f == "conllu" for _, f in paths)
         fmt = "conllu" if all_conllu and perturber.writes_conllu else "text"
     check_format(perturber, fmt)
+    return fmt
+
+
+def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]], fmt: str,
+                  output: Path | None, **options: Any) -> PipelineStats:
+    """Perturb every input sentence into ``output`` (stdout by default), with a progress bar;
+    a skipped invalid sentence is reported on stderr. ``options``: seed, variants, batch_size,
+    workers and skip_invalid of :func:`perturb_formatted`."""
+    from synrob.perturb.errors import ConlluError
+    from synrob.perturb.pipeline import PipelineStats, perturb_formatted
+
+    from ..output import info, output_file, progress
 
     def report(err: ConlluError) -> None:
         info(f"synrob: skipped invalid sentence: {err}")
 
     stats = PipelineStats()
-    stream = perturb_formatted(
-        perturber, _items(paths), fmt, seed=seed, variants=variants, batch_size=batch_size,
-        workers=workers, skip_invalid=skip_invalid, on_invalid=report, stats=stats,
-    )
+    stream = perturb_formatted(perturber, _items(paths), fmt, on_invalid=report, stats=stats,
+                               **options)
     with output_file(output, [str(p) for p, _ in paths]) as out:
         for chunk in progress(stream, f"perturbing ({kind})"):
             out.write(chunk)
+    return stats
+
+
+def _summarize(stats: PipelineStats, variants: int) -> None:
+    """The summary on stderr: outputs perturbed, and the five commonest reasons for no change."""
+    from ..output import info
+
     info(stats.summary(variants))
     if stats.notes:
         reasons = sorted(stats.notes.items(), key=lambda kv: (-kv[1], kv[0]))
         shown = "; ".join(f"{note} ({n})" for note, n in reasons[:5])
         more = f"; {len(reasons) - 5} other reasons" if len(reasons) > 5 else ""
         info(f"unchanged: {shown}{more}")
+
+
+def perturb(
+    inputs: _Inputs = None,
+    kind: _Kind = None,
+    param: _Param = None,
+    seed: _Seed = 0,
+    variants: _Variants = 1,
+    budget: _Budget = None,
+    device: _Device = None,
+    fmt: _Format = None,
+    output: _Output = None,
+    workers: _Workers = 1,
+    batch_size: _BatchSize = 64,
+    skip_invalid: _SkipInvalid = False,
+    format_in: _FormatIn = None,
+    describe: _Describe = None,
+    as_json: _Json = False,
+) -> None:
+    """Perturb sentences with perturber KIND; write CoNLL-U, text or JSON lines.
+
+    Every output sentence carries # synrob.* comments (source, kind, params, seed, variant,
+    changed word ids, chrF-2, normalised Levenshtein) and a new sent_id. A summary goes to
+    stderr.
+    """
+    if describe is not None:
+        _describe(describe, as_json)
+        return
+    kind = _check_options(kind, fmt, format_in)
+    perturber = _build_perturber(kind, param or [], budget, inputs, device)
+    paths = _input_paths(inputs, format_in)
+    fmt = _output_format(fmt, paths, perturber)
+    stats = _write_output(perturber, kind, paths, fmt, output, seed=seed, variants=variants,
+                          batch_size=batch_size, workers=workers, skip_invalid=skip_invalid)
+    _summarize(stats, variants)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -10,7 +12,9 @@ import typer
 from synrob.perturb.device import DEVICE_HELP
 
 if TYPE_CHECKING:
-    from synrob.probe.experiment import ProbeRun
+    from synrob.probe.probes.base import Probe
+    from synrob.probe.probing import ProbeRun, SavedSetup
+    from synrob.probe.tasks.base import Task
 
 _OPTS = "Probe options"
 
@@ -112,36 +116,44 @@ def _write_predictions(run: ProbeRun, dest: Path, many_layers: bool) -> int:
     return n
 
 
-def probe(
-    test: Annotated[list[str], typer.Option("--test", help="Test CoNLL-U file (repeatable).")],
-    encoder: Annotated[str | None, typer.Option(help="Encoder name (synrob plugins --kind encoder).")] = None,
-    layer: Annotated[str | None, typer.Option(help="Layer number, or 'all' for the layer curve.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task: distance (default), depth, parse, pos, root, tree-depth.")] = None,
-    train: Annotated[str | None, typer.Option(help="Training CoNLL-U file.")] = None,
-    dev: Annotated[str | None, typer.Option(help="Dev CoNLL-U file (early stopping).")] = None,
-    probe_name: Annotated[str | None, typer.Option("--probe", help="Probe (default: the task's).", rich_help_panel=_OPTS)] = None,
-    param: Annotated[list[str] | None, typer.Option("-p", "--param", help="key=value for the task, probe or encoder (task.k / probe.k / encoder.k to disambiguate).", rich_help_panel=_OPTS)] = None,
-    seed: Annotated[int, typer.Option(help="Random seed (initialisation, batch order).", rich_help_panel=_OPTS)] = 0,
-    device: Annotated[str, typer.Option(help=DEVICE_HELP, rich_help_panel=_OPTS)] = "auto",
-    save: Annotated[Path | None, typer.Option(help="Save the trained probe (safetensors + JSON) here.", rich_help_panel=_OPTS)] = None,
-    load: Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead of training; encoder, layer, task and probe default to the saved ones and must agree with them.", rich_help_panel=_OPTS)] = None,
-    predictions: Annotated[Path | None, typer.Option(help="Write one JSON line per test sentence.")] = None,
-    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:
-    """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
-    from synrob.perturb.device import check_device
+# ------------------------------------------------------------------ options of ``synrob probe``
+_Test = Annotated[list[str], typer.Option("--test", help="Test CoNLL-U file (repeatable).")]
+_Encoder = Annotated[str | None, typer.Option(help="Encoder name (synrob plugins --kind encoder).")]
+_Layer = Annotated[str | None, typer.Option(help="Layer number, or 'all' for the layer curve.")]
+_Task = Annotated[str | None, typer.Option(help="Task: distance (default), depth, parse, pos, root, tree-depth.")]
+_Train = Annotated[str | None, typer.Option(help="Training CoNLL-U file.")]
+_Dev = Annotated[str | None, typer.Option(help="Dev CoNLL-U file (early stopping).")]
+_Probe = Annotated[str | None, typer.Option("--probe", help="Probe (default: the task's).", rich_help_panel=_OPTS)]
+_Param = Annotated[list[str] | None, typer.Option("-p", "--param", help="key=value for the task, probe or encoder (task.k / probe.k / encoder.k to disambiguate).", rich_help_panel=_OPTS)]
+_Seed = Annotated[int, typer.Option(help="Random seed (initialisation, batch order).", rich_help_panel=_OPTS)]
+_Device = Annotated[str, typer.Option(help=DEVICE_HELP, rich_help_panel=_OPTS)]
+_Save = Annotated[Path | None, typer.Option(help="Save the trained probe (safetensors + JSON) here.", rich_help_panel=_OPTS)]
+_Load = Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead of training; encoder, layer, task and probe default to the saved ones and must agree with them.", rich_help_panel=_OPTS)]
+_Predictions = Annotated[Path | None, typer.Option(help="Write one JSON line per test sentence.")]
+_Baselines = Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")]
+_Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+# ------------------------------------------------------------------ the steps of ``synrob probe``
+@dataclass
+class _Setup:
+    """The components of one ``synrob probe`` call, built from names and ``-p`` parameters."""
+
+    encoder: str
+    task_name: str
+    task: Task
+    probe: Probe
+    routed: dict[str, dict[str, str]]  # -p assignments per component (task, probe, encoder)
+    enc_params: dict[str, Any]         # encoder parameters (with a saved probe's, if any)
+    identity: dict[str, Any]           # the encoder's identity, checked against a saved probe
+
+
+def _names(saved: SavedSetup | None, encoder: str | None, layer: str | None, task: str | None,
+           probe_name: str | None) -> tuple[str, str, str, str | None]:
+    """Encoder, layer, task and probe names: what is not given is taken from a saved probe's
+    ``probe.json``; the encoder and the layer are required, the task defaults to distance."""
     from synrob.perturb.errors import SynrobError
-    from synrob.perturb.params import parse_assignments
-    from synrob.perturb.plugins import get_registry
-    from synrob.probe.experiment import check_saved, encoder_features, read_saved, run_probe
 
-    from ..output import emit_json, info
-
-    device = check_device(device)  # a missing or invalid device fails before any work
-    reg = get_registry()
-    saved = read_saved(load) if load is not None else None
-    given_encoder = encoder
     if saved is not None:  # what is not given is taken from probe.json; the rest must agree
         encoder = encoder or saved.meta.get("encoder")
         task = task or saved.meta.get("task")
@@ -152,13 +164,20 @@ def probe(
         raise SynrobError("--encoder is required (or --load a saved probe)")
     if layer is None:
         raise SynrobError("--layer is required: a layer number or 'all'")
-    task = task or "distance"
-    task_cls = reg.get("task", task)
-    probe_cls = reg.get("probe", probe_name or task_cls.default_probe)
+    return encoder, layer, task or "distance", probe_name
+
+
+def _components(reg: Any, encoder: str, task: str, probe_name: str | None, param: list[str],
+                saved: SavedSetup | None, given_encoder: str | None) -> _Setup:
+    """Task, probe and encoder parameters from the registry and ``-p``; a saved probe's encoder
+    parameters apply when the same encoder (or none) is given."""
+    from synrob.perturb.params import parse_assignments
     from synrob.probe.encoders.resolve import resolve_encoder, spec_target
 
+    task_cls = reg.get("task", task)
+    probe_cls = reg.get("probe", probe_name or task_cls.default_probe)
     enc_cls = reg.get("encoder", spec_target(encoder)[0])
-    routed = route_params(parse_assignments(param or []), {
+    routed = route_params(parse_assignments(param), {
         "task": task_cls.params, "probe": probe_cls.params, "encoder": getattr(enc_cls, "params", ())})
     task_obj = task_cls(**routed["task"])
     probe_obj = probe_cls(**routed["probe"])
@@ -166,36 +185,58 @@ def probe(
     if saved is not None and given_encoder in (None, saved.meta.get("encoder")):
         enc_params = {**saved.meta.get("encoder_params", {}), **enc_params}
     identity = resolve_encoder(encoder, enc_params).identity()
-    many = layer == "all"
-    if not many:
+    return _Setup(encoder, task, task_obj, probe_obj, routed, enc_params, identity)
+
+
+def _layers(layer: str, saved: SavedSetup | None) -> list[int] | None:
+    """``--layer`` as a list; None for ``all`` without a saved probe (every encoded layer)."""
+    from synrob.perturb.errors import SynrobError
+
+    if layer != "all":
         try:
-            layers = [int(layer)]
+            return [int(layer)]
         except ValueError:
             raise SynrobError(f"--layer must be a number or 'all', not {layer!r}") from None
-    elif saved is not None:
-        layers = saved.layers
-    if saved is not None:
-        check_saved(saved, encoder=encoder, identity=identity, layers=layers, task=task,
-                    task_params={k: task_obj.options[k] for k in routed["task"]},
-                    probe=probe_obj.name,
-                    probe_params={k: probe_obj.options[k] for k in routed["probe"]})
-    features = encoder_features(encoder, params=enc_params or None, device=device)
+    return saved.layers if saved is not None else None
+
+
+def _check_saved(saved: SavedSetup, setup: _Setup, layers: list[int]) -> None:
+    """A saved probe must have been trained on this encoder, layers, task and probe."""
+    from synrob.probe.probing import check_saved
+
+    task_obj, probe_obj, routed = setup.task, setup.probe, setup.routed
+    check_saved(saved, encoder=setup.encoder, identity=setup.identity, layers=layers,
+                task=setup.task_name,
+                task_params={k: task_obj.options[k] for k in routed["task"]},
+                probe=probe_obj.name,
+                probe_params={k: probe_obj.options[k] for k in routed["probe"]})
+
+
+def _data_paths(test: list[str], train: str | None, dev: str | None
+                ) -> tuple[list[str], str | None, str | None]:
+    """The test, train and dev files, each one CoNLL-U file."""
     tests = [_one_path(t, "--test") for t in test]
     train_p = _one_path(train, "--train") if train else None
     dev_p = _one_path(dev, "--dev") if dev else None
-    if many and saved is None:
-        layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
+    return tests, train_p, dev_p
+
+
+def _layer_reporter(task_obj: Task) -> Callable[[Any], None]:
+    """The stderr line after each layer: its dev score, epochs and training time."""
+    from ..output import info
 
     def report(res: Any) -> None:
         key = task_obj.primary_metric
         info(f"synrob: layer {res.layer}: dev {key}={_fmt(res.dev.get(key, float('nan')))}"
              + (f" ({res.log.best_epoch + 1} epochs best, {res.log.seconds:.1f}s)" if res.log else ""))
 
-    run = run_probe(encoder=encoder, task=task_obj, probe=probe_obj, layers=layers, tests=tests,
-                    features=features, train=train_p, dev=dev_p, seed=seed, device=device,
-                    save=save, load=load, keep_predictions=predictions is not None,
-                    baselines=baselines, encoder_params=enc_params, encoder_identity=identity,
-                    on_layer=report)
+    return report
+
+
+def _emit(run: ProbeRun, many: bool, predictions: Path | None, as_json: bool) -> None:
+    """Write ``--predictions``, then print the JSON object or the table."""
+    from ..output import emit_json, info
+
     if predictions is not None:
         n = _write_predictions(run, predictions, many)
         info(f"synrob: wrote {n} predictions to {predictions}")
@@ -203,6 +244,36 @@ def probe(
         emit_json(run_json(run, many))
     else:
         _echo_table(_table(run, many))
+
+
+def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Task = None,
+          train: _Train = None, dev: _Dev = None, probe_name: _Probe = None, param: _Param = None,
+          seed: _Seed = 0, device: _Device = "auto", save: _Save = None, load: _Load = None,
+          predictions: _Predictions = None, baselines: _Baselines = True, as_json: _Json = False,
+          ) -> None:
+    """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
+    from synrob.perturb.device import check_device
+    from synrob.perturb.plugins import get_registry
+    from synrob.probe.probing import encoder_features, read_saved, run_probe
+
+    device = check_device(device)  # a missing or invalid device fails before any work
+    reg = get_registry()
+    saved = read_saved(load) if load is not None else None
+    enc_name, layer, task, probe_name = _names(saved, encoder, layer, task, probe_name)
+    setup = _components(reg, enc_name, task, probe_name, param or [], saved, encoder)
+    layers = _layers(layer, saved)
+    if saved is not None:
+        _check_saved(saved, setup, layers)  # type: ignore[arg-type]  # a saved probe has layers
+    features = encoder_features(enc_name, params=setup.enc_params or None, device=device)
+    tests, train_p, dev_p = _data_paths(test, train, dev)
+    if layers is None:
+        layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
+    run = run_probe(encoder=enc_name, task=setup.task, probe=setup.probe, layers=layers,
+                    tests=tests, features=features, train=train_p, dev=dev_p, seed=seed,
+                    device=device, save=save, load=load, keep_predictions=predictions is not None,
+                    baselines=baselines, encoder_params=setup.enc_params,
+                    encoder_identity=setup.identity, on_layer=_layer_reporter(setup.task))
+    _emit(run, layer == "all", predictions, as_json)
 
 
 def list_probes(

@@ -28,6 +28,7 @@ from .. import tree as _tree
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence, Word, _set_space_after
 from ..errors import ConlluError, ParameterError
+from ..feats import feats_value
 from ..morphology import match_case
 from ..params import Param
 
@@ -179,12 +180,6 @@ def _table_for(specs: str) -> BigramTable:
         return table
 
 
-def _feats_dict(feats: str) -> dict[str, str] | None:
-    if feats in ("", "_"):
-        return None
-    return dict(part.split("=", 1) for part in feats.split("|"))
-
-
 class Somo(Perturber):
     """SentEval SOMO: swap one NOUN or VERB for a same-tag word with similar bigram frequencies.
 
@@ -252,7 +247,7 @@ class Somo(Perturber):
             lemma, feats = self.table.analyses[(choice, w.upos, w.xpos)]  # type: ignore[union-attr]
             new_form = match_case(w.form, choice)
             new = sentence.replace_words(
-                {w.id: {"form": new_form, "lemma": lemma, "feats": _feats_dict(feats)}}
+                {w.id: {"form": new_form, "lemma": lemma, "feats": feats_value(feats)}}
             )
             return Perturbation(
                 new, new.text, (w.id,), "I",

@@ -9,6 +9,7 @@ TopConst approximates the constituency-tree task from dependencies
 
 from __future__ import annotations
 
+from ..feats import parse_feats
 from .source import SourceSentence
 
 __all__ = [
@@ -46,12 +47,6 @@ def tree_depth(s: SourceSentence) -> int:
     return s.max_depth()
 
 
-def _feats(feats: str) -> dict[str, str]:
-    if feats in ("_", ""):
-        return {}
-    return dict(p.split("=", 1) for p in feats.split("|") if "=" in p)
-
-
 _SUBJ = ("nsubj", "nsubj:pass")
 
 
@@ -70,7 +65,7 @@ def tense(s: SourceSentence) -> tuple[str, str] | None:
         return None
     chain = sorted([k for k in s.children()[r] if words[k].deprel in ("aux", "aux:pass")] + [r])
     for i in chain:
-        f = _feats(words[i].feats)
+        f = parse_feats(words[i].feats, strict=False)
         if f.get("VerbForm") != "Fin":
             continue
         t = f.get("Tense")
@@ -90,7 +85,7 @@ def _noun_number(s: SourceSentence, deprels: tuple[str, ...]) -> tuple[str, str]
         if w.deprel in deprels:
             if w.upos != "NOUN":
                 return None
-            num = _feats(w.feats).get("Number")
+            num = parse_feats(w.feats, strict=False).get("Number")
             if num == "Sing":
                 return "NN", w.form.lower()
             if num == "Plur":

@@ -190,6 +190,9 @@ def tree_depth_task(sources: Sequence[SourceSentence], rng: random.Random, *,
     same length distribution (and the depth-length correlation is 0 in every split). The
     classes are the contiguous depth range of at least ``min_classes`` values giving the most
     examples.
+
+    Not the probe task ``tree-depth`` (``synrob.probe.tasks.classification.CorpusTreeDepthTask``),
+    which labels every sentence of a CoNLL-U file as it is, with no balancing or length control.
     """
     cells: dict[tuple[int, int], list[SourceSentence]] = defaultdict(list)
     for s in sources:

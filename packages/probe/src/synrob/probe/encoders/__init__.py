@@ -1,7 +1,7 @@
 """Encoders: static vectors, Hugging Face transformers and control baselines.
 
 Import the concrete classes from their modules (:mod:`.static`, :mod:`.transformer`,
-:mod:`.baselines`); this package only re-exports the light interface.
+:mod:`.control_encoders`); this package only re-exports the light interface.
 """
 
 from __future__ import annotations
@@ -14,6 +14,6 @@ __all__ = ["Encoder", "EncodedBatch", "resolve_layers", "ENCODERS"]
 ENCODERS: tuple[tuple[str, str], ...] = (
     ("static", "StaticEncoder"),
     ("transformer", "TransformerEncoder"),
-    ("baselines", "FastPosEncoder"),
-    ("baselines", "RandomInitEncoder"),
+    ("control_encoders", "FastPosEncoder"),
+    ("control_encoders", "RandomInitEncoder"),
 )

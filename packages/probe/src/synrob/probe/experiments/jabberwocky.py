@@ -246,7 +246,7 @@ def _perturber_info(params: dict[str, Any]) -> dict[str, Any]:
 
 def _features(encoder: str, params: dict[str, Any], device: str) -> Any:
     """A cached :func:`encoder_features` source (all layers of a transformer: shares the cache)."""
-    from synrob.probe.experiment import encoder_features
+    from synrob.probe.probing import encoder_features
 
     ident = repr((encoder, sorted(params.items()), device))
     if ident not in _SOURCES:
@@ -280,8 +280,8 @@ def _common_fields(key: dict[str, Any]) -> dict[str, Any]:
 
 def _execute_baselines(key: dict[str, Any]) -> list[Row]:
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.baselines import baseline_predictions
     from synrob.probe.tasks.base import load_gold
+    from synrob.probe.tree_baselines import baseline_predictions
 
     task = get_registry().get("task", key["task"])()
     train = load_gold(key["train"], limit=key["train_sentences"] or None)
@@ -318,7 +318,7 @@ def _execute_probe(key: dict[str, Any], ctx: Context) -> list[Row]:
 def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     from synrob.perturb.plugins import get_registry
     from synrob.probe.encoders.resolve import resolve_encoder
-    from synrob.probe.experiment import evaluate_probe, train_probe
+    from synrob.probe.probing import evaluate_probe, train_probe
     from synrob.probe.tasks.base import load_gold
 
     reg = get_registry()

@@ -40,7 +40,7 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
     """
     from synrob.perturb.errors import SynrobError
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.experiment import evaluate_probe, train_probe
+    from synrob.probe.probing import evaluate_probe, train_probe
     from synrob.probe.tasks.base import load_gold
     from synrob.probe.training import make_batches, predict, resolve_device
 

@@ -242,7 +242,7 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[
     files are in ``data_dir``)."""
     from synrob.perturb.plugins import get_registry
     from synrob.probe.encoders.resolve import resolve_encoder
-    from synrob.probe.experiment import encoder_features, evaluate_probe, train_probe
+    from synrob.probe.probing import encoder_features, evaluate_probe, train_probe
     from synrob.probe.representations import encode_corpus
     from synrob.probe.tasks.base import load_gold
     from synrob.probe.training import Features, resolve_device

@@ -137,9 +137,9 @@ class SentEvalExperiment(Experiment):
         from synrob.perturb.senteval import read_task_file
 
         from ..encoders.resolve import resolve_encoder
-        from ..senteval.baselines import BASELINES
         from ..senteval.classifiers import CLASSIFIERS
         from ..senteval.features import encode_task, task_corpus
+        from ..senteval.text_baselines import BASELINES
 
         for b in self.list("baselines"):
             if b not in BASELINES:
@@ -184,7 +184,7 @@ class SentEvalExperiment(Experiment):
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
         from synrob.perturb.senteval import read_task_file
 
-        from ..senteval.baselines import TEXT_BASELINE_FUNCS, split_examples
+        from ..senteval.text_baselines import TEXT_BASELINE_FUNCS, split_examples
 
         key = dict(spec.key)
         examples = read_task_file(key["task_file"])

@@ -5,9 +5,9 @@ the representation cache. The task files themselves are built by :mod:`synrob.pe
 
 from __future__ import annotations
 
-from .baselines import BASELINES, BaselineResult, split_examples
 from .classifiers import CLASSIFIERS, ClassifierResult, TrainConfig, fit_select
 from .features import parse_layer_spec, sentence_vectors, task_corpus
+from .text_baselines import BASELINES, BaselineResult, split_examples
 
 __all__ = ["BASELINES", "BaselineResult", "split_examples", "CLASSIFIERS", "ClassifierResult",
            "TrainConfig", "fit_select", "parse_layer_spec", "sentence_vectors", "task_corpus"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from .base import KINDS, GoldCorpus, Task, load_gold
-from .classification import PosTask, RootTask, TreeDepthTask
+from .classification import CorpusTreeDepthTask, PosTask, RootTask
 from .structural import DepthTask, DistanceTask, ParseTask
 
 #: Built-in task classes, registered by :mod:`synrob.probe.builtins`.
 TASKS: tuple[type[Task], ...] = (DistanceTask, ParseTask, DepthTask, PosTask, RootTask,
-                                 TreeDepthTask)
+                                 CorpusTreeDepthTask)
 
 __all__ = ["KINDS", "GoldCorpus", "Task", "load_gold", "TASKS", "DistanceTask", "ParseTask",
-           "DepthTask", "PosTask", "RootTask", "TreeDepthTask"]
+           "DepthTask", "PosTask", "RootTask", "CorpusTreeDepthTask"]

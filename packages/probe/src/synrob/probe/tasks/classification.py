@@ -1,4 +1,10 @@
-"""Classification tasks: ``pos`` (per word), ``root`` (one word per sentence), ``tree-depth``."""
+"""Classification tasks: ``pos`` (per word), ``root`` (one word per sentence), ``tree-depth``.
+
+``tree-depth`` (:class:`CorpusTreeDepthTask`) is not SentEval's ``TreeDepth``: it labels every
+sentence of the CoNLL-U files it is given with that sentence's maximum depth, as the corpus has
+them, while SentEval's task file (:func:`synrob.perturb.senteval.tasks.tree_depth_task`) is a
+balanced, length-stratified sample. See docs/senteval.md, "TreeDepth vs the tree-depth probe".
+"""
 
 from __future__ import annotations
 
@@ -62,8 +68,16 @@ class RootTask(Task):
                 "sentences": float(len(gold))}
 
 
-class TreeDepthTask(Task):
-    """The sentence's maximum tree depth, predicted from a pooled sentence vector."""
+class CorpusTreeDepthTask(Task):
+    """The sentence's maximum tree depth, predicted from a pooled sentence vector.
+
+    Labels come straight from the gold corpus: every sentence of each file is labelled with
+    its own maximum depth (edges, root 0), and the classes are all the depths seen in
+    training (a depth unseen in training is always wrong). Nothing is filtered, balanced or
+    decorrelated from length, unlike SentEval's ``TreeDepth`` task file
+    (:func:`synrob.perturb.senteval.tasks.tree_depth_task`: 5-28-word sentences, a contiguous
+    range of at least 4 depths, the same length distribution for every class).
+    """
 
     name = "tree-depth"
     kind = "sentence"
@@ -91,4 +105,4 @@ class TreeDepthTask(Task):
                 "sentences": float(len(gold))}
 
 
-TASKS = (PosTask, RootTask, TreeDepthTask)
+TASKS = (PosTask, RootTask, CorpusTreeDepthTask)

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
 
-from .baselines import BASELINES, baseline_predictions
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
 from .tasks.base import GoldCorpus, Task, load_gold
 from .training import Features, TrainLog, fit, make_batches, predict, resolve_device
+from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
            "train_probe", "evaluate_probe", "run_probe", "evaluate_baselines", "SavedSetup",
