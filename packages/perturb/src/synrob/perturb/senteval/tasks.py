@@ -191,7 +191,7 @@ def tree_depth_task(sources: Sequence[SourceSentence], rng: random.Random, *,
     classes are the contiguous depth range of at least ``min_classes`` values giving the most
     examples.
 
-    Not the probe task ``tree-depth`` (``synrob.probe.tasks.classification.CorpusTreeDepthTask``),
+    Not the probe task ``tree-depth`` (the probe layer's ``CorpusTreeDepthTask``),
     which labels every sentence of a CoNLL-U file as it is, with no balancing or length control.
     """
     cells: dict[tuple[int, int], list[SourceSentence]] = defaultdict(list)
