@@ -30,7 +30,7 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from .base import Context, Experiment, Row, RunSpec
+from ..base import Context, Experiment, Row, RunSpec
 
 __all__ = ["RobustnessExperiment", "parse_limits", "parse_perturber_params"]
 
@@ -185,7 +185,7 @@ class RobustnessExperiment(Experiment):
 
     def _files(self, ctx: Context, seed: int) -> list[dict[str, Any]]:
         """The conditions of one seed with their perturbed file's name (built when absent)."""
-        from .data import perturbed_file
+        from ..data import perturbed_file
 
         conds = []
         for kind, params, limit in self._conditions():
@@ -200,7 +200,7 @@ class RobustnessExperiment(Experiment):
         """Build the perturbed test sets (k variants per sentence) and encode every file."""
         from synrob.probe.representations import encode_corpus
 
-        from .data import resolve_one
+        from ..data import resolve_one
 
         seeds = self._seeds(ctx)
         it = ctx.progress(seeds, "perturbing test sets", len(seeds)) if ctx.progress else seeds
@@ -213,7 +213,7 @@ class RobustnessExperiment(Experiment):
             encode_corpus(enc, path, layers="all", device=ctx.device)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
-        from .data import resolve_one
+        from ..data import resolve_one
 
         data = {s: str(resolve_one(self.options[s])) for s in ("train", "dev", "test")}
         specs = []
@@ -247,7 +247,7 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[
     from synrob.probe.tasks.base import load_gold
     from synrob.probe.training import Features, resolve_device
 
-    from .robustness_metrics import (
+    from .stats import (
         adversarial_choice,
         adversary_drop,
         lamalfa_counts,
@@ -398,7 +398,7 @@ ADVERSARY_TEXT = {
 def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
     """``report.md`` (Table-1-shaped drops, clean scores, representation shifts) and
     ``robustness-tau.png`` (worst-case drop against tau)."""
-    from .report import markdown_table, mean_std, write_markdown
+    from ..report import markdown_table, mean_std, write_markdown
 
     cells = _by_condition(rows)
     present = {tm for cell in cells.values() for tm in cell}
@@ -449,7 +449,7 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
 
 def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
           cols: list[tuple[str, str, str]], path: Path) -> Path:
-    from .report import pyplot, save_figure
+    from ..report import pyplot, save_figure
 
     plt = pyplot()
     panels = [*cols, ("ℓ2 (max)", "", "l2")]
