@@ -104,7 +104,7 @@ def test_local_structure_carrier_bytes_are_unchanged(tmp_path: Path) -> None:
         "# sent_id = 2\n# text = Ġno Ġid\n"
         "1\tĠno\t_\tX\t_\t_\t0\troot\t_\t_\n2\tĠid\t_\tX\t_\t_\t1\tdep\t_\t_\n\n"
         "# sent_id = 3\n# text = _\n1\t_\t_\tX\t_\t_\t0\troot\t_\t_\n\n"
-        "# sent_id = é-4\n# text = x\n1\tx\t_\tX\t_\t_\t0\troot\t_\t_\n\n").encode("utf-8")
+        "# sent_id = é-4\n# text = x\n1\tx\t_\tX\t_\t_\t0\troot\t_\t_\n\n").encode()
     assert len(list(read_conllu(out))) == len(RECORDS)
 
 

@@ -31,26 +31,12 @@ from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
 from ..base import Context, Experiment, Row, RunSpec
+from ..stats import finite_mean
 
 __all__ = ["RobustnessExperiment", "parse_limits", "parse_perturber_params"]
 
 PAPER = ("La Malfa, Wicker & Kwiatkowska 2022, Emergent Linguistic Structures in Neural "
          "Networks are Fragile (Table 1; Algorithms 1 and 2)")
-
-#: Columns of the Table-1-shaped report: (header, task, per-sentence metric).
-COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("ΔSDR", "distance", "sdr"),
-    ("ΔUUAS", "distance", "uuas"),
-    ("ΔSp", "distance", "dspr"),
-    ("ΔSDR (LM code)", "distance", "sdr_lamalfa"),
-    ("ΔUUAS (LM code)", "distance", "uuas_lamalfa"),
-    ("ΔAcc POS (words/sent)", "pos", "words_right"),
-    ("ΔAcc root", "root", "root_acc"),
-    ("ΔAcc tree depth", "tree-depth", "acc"),
-    ("ΔSp tree depth", "tree-depth", "spearman"),
-    ("ΔSp depth", "depth", "nspr"),
-    ("ΔAcc root (depth)", "depth", "root_acc"),
-)
 
 
 def parse_limits(value: str, what: str = "limits") -> dict[str, int]:
@@ -92,11 +78,6 @@ def _changed_counts(path: Path) -> np.ndarray:
                 value = line.partition("=")[2].strip()
                 counts.append(len([v for v in value.split(",") if v.strip()]))
     return np.asarray(counts, dtype=np.float64)
-
-
-def _mean(values: np.ndarray) -> float:
-    finite = np.asarray(values, float)[np.isfinite(values)]
-    return float(finite.mean()) if finite.size else float("nan")
 
 
 class RobustnessExperiment(Experiment):
@@ -233,6 +214,8 @@ class RobustnessExperiment(Experiment):
         return run_cell(dict(spec.key), ctx.data_dir, ctx.device)
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
+        from .report import write_report
+
         return write_report(self, rows, ctx)
 
 
@@ -240,243 +223,210 @@ class RobustnessExperiment(Experiment):
 def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[Row]:
     """Train the probe of ``key`` on clean train and score every perturbed condition (whose
     files are in ``data_dir``)."""
-    from synrob.perturb.plugins import get_registry
-    from synrob.probe.encoders.resolve import resolve_encoder
-    from synrob.probe.experiment import encoder_features, evaluate_probe, train_probe
-    from synrob.probe.representations import encode_corpus
-    from synrob.probe.tasks.base import load_gold
-    from synrob.probe.training import Features, resolve_device
-
-    from .stats import (
-        adversarial_choice,
-        adversary_drop,
-        lamalfa_counts,
-        sentence_losses,
-        sentence_metrics,
-        worst_case_distance,
-        worst_case_drop,
-    )
-
-    reg = get_registry()
-    enc_name, layer, seed, k = key["encoder"], int(key["layer"]), int(key["seed"]), int(key["variants"])
-    adversary = key["adversary"]
-    if adversary not in ("loss", "per-metric"):
+    if key["adversary"] not in ("loss", "per-metric"):
         raise ParameterError(f"robustness: adversary must be 'loss' or 'per-metric', not "
-                             f"{adversary!r}")
-    task_cls = reg.get("task", key["task"])
-    task = task_cls()
-    probe_cls = reg.get("probe", task_cls.default_probe)
-    probe = probe_cls(epochs=key["epochs"])
-    dev = resolve_device(device)
-    feats = encoder_features(enc_name, device=device)
-    train_gold, dev_gold, test_gold = (load_gold(key[s]) for s in ("train", "dev", "test"))
-    train_feats = feats(key["train"], layer)
-    if key.get("train_limit"):
-        n_train = min(int(key["train_limit"]), len(train_gold))
-        train_gold = train_gold.subset(n_train)
-        train_feats = Features(train_feats.matrix[:train_feats.offsets[n_train]],
-                               train_feats.offsets[:n_train + 1])
-    task.fit(train_gold)
-    module, log = train_probe(task, probe, (train_feats, train_gold),
-                              (feats(key["dev"], layer), dev_gold), seed=seed, device=dev)
-    test_feats = feats(key["test"], layer)
-    clean_corpus, clean_preds = evaluate_probe(task, probe, module, test_feats, test_gold, dev)
-    clean = sentence_metrics(task, test_gold, clean_preds)
-    clean_loss = sentence_losses(task, probe, module, test_feats, test_gold, dev)
-    clean_lm = lamalfa_counts(test_gold, clean_preds) if task.kind == "distance" else {}
-    clean_vecs = encode_corpus(enc_name, key["test"], layers="all").sentence_vectors(layer, "mean")
-    ident = resolve_encoder(enc_name, {}).identity()
-    base = {"encoder": enc_name, "layer": layer, "task": task.name, "seed": seed, "split": "test",
-            "variants": k, "adversary": adversary, "probe": probe.name, "probe_version": probe_cls.version,
-            "task_version": task_cls.version, "encoder_version": ident["version"],
-            "model": ident["options"].get("model") or ident["options"].get("path", ""),
-            "revision": ident["options"].get("revision", ""),
-            "train_sentences": len(train_gold), "train_epochs": log.best_epoch + 1}
-    rows: list[Row] = [{**base, "perturbation": "none", "params": {}, "budget": 0,
-                        "metric": f"clean_corpus_{m}", "value": float(v)}
-                       for m, v in clean_corpus.items() if m != "sentences"]
-    depth_labels = [int(x) for x in task.labels] if task.name == "tree-depth" else []
+                             f"{key['adversary']!r}")
+    cell = _Cell(key, Path(data_dir), device)
+    rows = cell.clean_rows()
     for cond in key["conditions"]:
-        path = Path(data_dir) / cond["file"]
+        rows += cell.condition_rows(cond)
+    return rows
+
+
+def _row(base: dict[str, Any], metric: str, value: float) -> Row:
+    return {**base, "metric": metric, "value": float(value)}
+
+
+class _Cell:
+    """One run: the probe trained on clean train (early stopping on dev), its clean test scores,
+    then the rows of each perturbed condition."""
+
+    def __init__(self, key: dict[str, Any], data_dir: Path, device: str) -> None:
+        from synrob.perturb.plugins import get_registry
+        from synrob.probe.experiment import encoder_features
+        from synrob.probe.tasks.base import load_gold
+        from synrob.probe.training import resolve_device
+
+        reg = get_registry()
+        self.key, self.data_dir = key, data_dir
+        self.enc_name, self.layer = key["encoder"], int(key["layer"])
+        self.seed, self.k = int(key["seed"]), int(key["variants"])
+        self.adversary = key["adversary"]
+        self.task_cls = reg.get("task", key["task"])
+        self.task = self.task_cls()
+        self.probe_cls = reg.get("probe", self.task_cls.default_probe)
+        self.probe = self.probe_cls(epochs=key["epochs"])
+        self.dev = resolve_device(device)
+        self.feats = encoder_features(self.enc_name, device=device)
+        self.train_gold, self.dev_gold, self.test_gold = (
+            load_gold(key[s]) for s in ("train", "dev", "test"))
+        self._train()
+        self._score_clean()
+        self.base = self.base_fields()
+
+    # ------------------------------------------------------------------ clean
+    def _train(self) -> None:
+        """Fit the task and train the probe on (the first ``train_limit`` sentences of) train."""
+        from synrob.probe.experiment import train_probe
+        from synrob.probe.training import Features
+
+        key, layer = self.key, self.layer
+        train_feats = self.feats(key["train"], layer)
+        if key.get("train_limit"):
+            n_train = min(int(key["train_limit"]), len(self.train_gold))
+            self.train_gold = self.train_gold.subset(n_train)
+            train_feats = Features(train_feats.matrix[:train_feats.offsets[n_train]],
+                                   train_feats.offsets[:n_train + 1])
+        self.task.fit(self.train_gold)
+        self.module, self.log = train_probe(
+            self.task, self.probe, (train_feats, self.train_gold),
+            (self.feats(key["dev"], layer), self.dev_gold), seed=self.seed, device=self.dev)
+
+    def _score_clean(self) -> None:
+        """Corpus and per-sentence scores, losses and sentence vectors of the clean test set."""
+        from synrob.probe.experiment import evaluate_probe
+        from synrob.probe.representations import encode_corpus
+
+        from .stats import lamalfa_counts, sentence_losses, sentence_metrics
+
+        task, probe, module, gold = self.task, self.probe, self.module, self.test_gold
+        test_feats = self.feats(self.key["test"], self.layer)
+        self.clean_corpus, self.clean_preds = evaluate_probe(task, probe, module, test_feats,
+                                                             gold, self.dev)
+        self.clean = sentence_metrics(task, gold, self.clean_preds)
+        self.clean_loss = sentence_losses(task, probe, module, test_feats, gold, self.dev)
+        self.clean_lm = lamalfa_counts(gold, self.clean_preds) if task.kind == "distance" else {}
+        self.clean_vecs = encode_corpus(self.enc_name, self.key["test"], layers="all"
+                                        ).sentence_vectors(self.layer, "mean")
+
+    def base_fields(self) -> dict[str, Any]:
+        """The fields every row of the run shares."""
+        from synrob.probe.encoders.resolve import resolve_encoder
+
+        ident = resolve_encoder(self.enc_name, {}).identity()
+        return {"encoder": self.enc_name, "layer": self.layer, "task": self.task.name,
+                "seed": self.seed, "split": "test", "variants": self.k,
+                "adversary": self.adversary, "probe": self.probe.name,
+                "probe_version": self.probe_cls.version, "task_version": self.task_cls.version,
+                "encoder_version": ident["version"],
+                "model": ident["options"].get("model") or ident["options"].get("path", ""),
+                "revision": ident["options"].get("revision", ""),
+                "train_sentences": len(self.train_gold), "train_epochs": self.log.best_epoch + 1}
+
+    def clean_rows(self) -> list[Row]:
+        """The probe's corpus metrics on the clean test set."""
+        return [{**self.base, "perturbation": "none", "params": {}, "budget": 0,
+                 "metric": f"clean_corpus_{m}", "value": float(v)}
+                for m, v in self.clean_corpus.items() if m != "sentences"]
+
+    # ------------------------------------------------------------------ one condition
+    def condition_rows(self, cond: dict[str, Any]) -> list[Row]:
+        """Every row of one (perturbation, budget): probe drops, then representation shifts."""
+        from synrob.probe.experiment import evaluate_probe
+        from synrob.probe.tasks.base import load_gold
+
+        from .stats import adversarial_choice, sentence_losses
+
+        path = self.data_dir / cond["file"]
         gold = load_gold(path)
+        n = self._check_variants(path, gold)
+        pert_feats = self.feats(str(path), self.layer)
+        _, preds = evaluate_probe(self.task, self.probe, self.module, pert_feats, gold, self.dev)
+        losses = sentence_losses(self.task, self.probe, self.module, pert_feats, gold,
+                                 self.dev).reshape(n, self.k)
+        pick = adversarial_choice(losses)  # the one adversarial variant of each sentence
+        base = {**self.base, "perturbation": cond["perturbation"],
+                "params": dict(cond["params"]), "budget": int(cond["params"]["budget"]),
+                "n_sentences": n, "perturber_version": _perturber_version(cond["perturbation"])}
+        rows = [_row(base, "clean_loss", finite_mean(self.clean_loss[:n])),
+                _row(base, "adversary_loss", finite_mean(losses[np.arange(n), pick]))]
+        rows += self._metric_rows(base, gold, preds, n, pick)
+        if self.clean_lm:  # La Malfa et al.'s UUAS/SDR, aggregated as their probing_robustness.py
+            rows += self._lamalfa_rows(base, gold, preds, n, pick)
+        if self.task.name == "tree-depth":  # Spearman: corpus-level, on the adversary's picks
+            rows += self._depth_spearman_rows(base, preds, n, pick)
+        return rows + self._representation_rows(base, path, n)
+
+    def _check_variants(self, path: Path, gold: Any) -> int:
+        """The number of sentences of a file of ``k`` variants per test sentence, trees unchanged."""
+        k = self.k
         n = len(gold) // k
-        if n * k != len(gold) or n > len(test_gold):
+        if n * k != len(gold) or n > len(self.test_gold):
             raise SynrobError(f"{path}: {len(gold)} sentences is not {k} variants of the test set")
-        if not all(np.array_equal(gold.heads[i * k + j], test_gold.heads[i])
+        if not all(np.array_equal(gold.heads[i * k + j], self.test_gold.heads[i])
                    for i in range(n) for j in range(k)):
             raise SynrobError(f"{path}: a perturbation changed a gold tree")
-        pert_feats = feats(str(path), layer)
-        _, preds = evaluate_probe(task, probe, module, pert_feats, gold, dev)
-        pert = sentence_metrics(task, gold, preds)
-        losses = sentence_losses(task, probe, module, pert_feats, gold, dev).reshape(n, k)
-        pick = adversarial_choice(losses)  # the one adversarial variant of each sentence
-        cond_base = {**base, "perturbation": cond["perturbation"],
-                     "params": dict(cond["params"]), "budget": int(cond["params"]["budget"]),
-                     "n_sentences": n, "perturber_version": _perturber_version(cond["perturbation"])}
+        return n
 
-        def row(metric: str, value: float, _b: dict[str, Any] = cond_base) -> Row:
-            return {**_b, "metric": metric, "value": float(value)}
+    def _metric_rows(self, base: dict[str, Any], gold: Any, preds: Any, n: int,
+                     pick: np.ndarray) -> list[Row]:
+        """Per-sentence metrics: clean and perturbed means, and the worst-case drop."""
+        from .stats import adversary_drop, sentence_metrics, worst_case_drop
 
-        rows += [row("clean_loss", _mean(clean_loss[:n])),
-                 row("adversary_loss", _mean(losses[np.arange(n), pick]))]
-        for m, values in pert.items():
-            per = values.reshape(n, k)
-            rows.append(row(f"clean_{m}", _mean(clean[m][:n])))
-            rows.append(row(f"perturbed_{m}", _mean(per)))
-            drop = (adversary_drop(clean[m][:n], per, pick) if adversary == "loss"
-                    else worst_case_drop(clean[m][:n], per))
-            rows.append(row(f"drop_{m}", _mean(drop)))
-        if clean_lm:  # La Malfa et al.'s UUAS/SDR, aggregated as their probing_robustness.py
-            pert_lm = lamalfa_counts(gold, preds)
-            for m, counts in clean_lm.items():
-                hits, tot = counts[:n].sum(axis=0)
-                corpus = hits / tot if tot > 0 else 0.0
-                c = pert_lm[m].reshape(n, k, 2)
-                per = np.where(c[..., 1] > 0, c[..., 0] / np.maximum(c[..., 1], 1), 0.0)
-                worst = per[np.arange(n), pick] if adversary == "loss" else per.min(axis=1)
-                rows += [row(f"clean_{m}", corpus), row(f"worst_{m}", float(worst.mean())),
-                         row(f"drop_{m}", corpus - float(worst.mean()))]
-        if task.name == "tree-depth":  # Spearman: corpus-level, on the adversary's picks
-            gd = np.array([test_gold.max_depth(i) for i in range(n)], dtype=float)
-            cp = np.array([depth_labels[int(p)] for p in clean_preds[:n]], dtype=float)
-            pp = np.array([depth_labels[int(p)] for p in preds], dtype=float).reshape(n, k)
-            sp_pick = (pick if adversary == "loss"
-                       else adversarial_choice(np.abs(pp - gd[:, None])))
-            from synrob.probe.metrics import spearman
+        rows: list[Row] = []
+        for m, values in sentence_metrics(self.task, gold, preds).items():
+            per = values.reshape(n, self.k)
+            clean = self.clean[m][:n]
+            rows.append(_row(base, f"clean_{m}", finite_mean(clean)))
+            rows.append(_row(base, f"perturbed_{m}", finite_mean(per)))
+            drop = (adversary_drop(clean, per, pick) if self.adversary == "loss"
+                    else worst_case_drop(clean, per))
+            rows.append(_row(base, f"drop_{m}", finite_mean(drop)))
+        return rows
 
-            sp_clean, sp_worst = spearman(cp, gd), spearman(pp[np.arange(n), sp_pick], gd)
-            rows += [row("clean_spearman", sp_clean), row("worst_spearman", sp_worst),
-                     row("drop_spearman", sp_clean - sp_worst)]
-        vecs = encode_corpus(enc_name, str(path), layers="all").sentence_vectors(layer, "mean")
-        dist = worst_case_distance(clean_vecs[:n], vecs.reshape(n, k, -1))
+    def _lamalfa_rows(self, base: dict[str, Any], gold: Any, preds: Any, n: int,
+                      pick: np.ndarray) -> list[Row]:
+        """La Malfa et al.'s UUAS/SDR: pooled clean value, mean of the worst variants, drop."""
+        from .stats import lamalfa_counts
+
+        pert_lm = lamalfa_counts(gold, preds)
+        rows: list[Row] = []
+        for m, counts in self.clean_lm.items():
+            hits, tot = counts[:n].sum(axis=0)
+            corpus = hits / tot if tot > 0 else 0.0
+            c = pert_lm[m].reshape(n, self.k, 2)
+            per = np.where(c[..., 1] > 0, c[..., 0] / np.maximum(c[..., 1], 1), 0.0)
+            worst = per[np.arange(n), pick] if self.adversary == "loss" else per.min(axis=1)
+            rows += [_row(base, f"clean_{m}", corpus), _row(base, f"worst_{m}", float(worst.mean())),
+                     _row(base, f"drop_{m}", corpus - float(worst.mean()))]
+        return rows
+
+    def _depth_spearman_rows(self, base: dict[str, Any], preds: Any, n: int,
+                             pick: np.ndarray) -> list[Row]:
+        """tree-depth: corpus Spearman of clean vs adversarial predictions with the gold depth."""
+        from synrob.probe.metrics import spearman
+
+        from .stats import adversarial_choice
+
+        depth_labels = [int(x) for x in self.task.labels]
+        gd = np.array([self.test_gold.max_depth(i) for i in range(n)], dtype=float)
+        cp = np.array([depth_labels[int(p)] for p in self.clean_preds[:n]], dtype=float)
+        pp = np.array([depth_labels[int(p)] for p in preds], dtype=float).reshape(n, self.k)
+        sp_pick = (pick if self.adversary == "loss"
+                   else adversarial_choice(np.abs(pp - gd[:, None])))
+        sp_clean, sp_worst = spearman(cp, gd), spearman(pp[np.arange(n), sp_pick], gd)
+        return [_row(base, "clean_spearman", sp_clean), _row(base, "worst_spearman", sp_worst),
+                _row(base, "drop_spearman", sp_clean - sp_worst)]
+
+    def _representation_rows(self, base: dict[str, Any], path: Path, n: int) -> list[Row]:
+        """Algorithm 1 (worst-case l2 / cosine of the sentence vectors) and words changed."""
+        from synrob.probe.representations import encode_corpus
+
+        from .stats import worst_case_distance
+
+        vecs = encode_corpus(self.enc_name, str(path), layers="all"
+                             ).sentence_vectors(self.layer, "mean")
+        dist = worst_case_distance(self.clean_vecs[:n], vecs.reshape(n, self.k, -1))
         changed = _changed_counts(path)
-        rows += [row("l2", _mean(dist["l2"])), row("cosine", _mean(dist["cosine"])),
-                 row("clean_norm", _mean(np.linalg.norm(clean_vecs[:n], axis=1))),
-                 row("changed_words", _mean(changed)),
-                 row("unchanged_share", float(np.mean(changed == 0)) if changed.size else np.nan)]
-    return rows
+        return [_row(base, "l2", finite_mean(dist["l2"])),
+                _row(base, "cosine", finite_mean(dist["cosine"])),
+                _row(base, "clean_norm", finite_mean(np.linalg.norm(self.clean_vecs[:n], axis=1))),
+                _row(base, "changed_words", finite_mean(changed)),
+                _row(base, "unchanged_share",
+                     float(np.mean(changed == 0)) if changed.size else np.nan)]
 
 
 def _perturber_version(kind: str) -> str:
     from synrob.perturb.plugins import get_registry
 
     return str(getattr(get_registry().get("perturber", kind), "version", ""))
-
-
-# ---------------------------------------------------------------------- report
-def _by_condition(rows: list[Row]) -> dict[tuple[Any, ...], dict[tuple[str, str], list[float]]]:
-    """(encoder, layer, perturbation, budget) -> (task, metric) -> values over seeds."""
-    out: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]] = {}
-    for r in rows:
-        if r.get("perturbation") in (None, "none"):
-            continue
-        cond = (r["encoder"], r["layer"], r["perturbation"], r["budget"])
-        out.setdefault(cond, {}).setdefault((r["task"], r["metric"]), []).append(r["value"])
-    return out
-
-
-def _rep_values(cell: dict[tuple[str, str], list[float]], metric: str) -> list[float]:
-    """A representation metric (identical in every task's run): the first task's values."""
-    for (_, m), values in sorted(cell.items()):
-        if m == metric:
-            return values
-    return []
-
-
-#: How the report describes each ``adversary`` setting.
-ADVERSARY_TEXT = {
-    "loss": ("one adversarial variant per sentence, the one of the k with the highest probe loss "
-             "(the probe's training loss on that sentence alone); every probe column is clean − "
-             "that variant, averaged over sentences, and ΔSp tree depth is the corpus Spearman of "
-             "clean predictions minus that of the adversarial variants'."),
-    "per-metric": ("each metric's worst variant separately (max over the k variants of clean − "
-                   "perturbed), averaged over sentences, so one row may combine different "
-                   "variants; ΔSp tree depth uses the variant with the largest depth error."),
-}
-
-
-def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
-    """``report.md`` (Table-1-shaped drops, clean scores, representation shifts) and
-    ``robustness-tau.png`` (worst-case drop against tau)."""
-    from ..report import markdown_table, mean_std, write_markdown
-
-    cells = _by_condition(rows)
-    present = {tm for cell in cells.values() for tm in cell}
-    cols = [c for c in COLUMNS if (c[1], f"drop_{c[2]}") in present]
-    conds = sorted(cells, key=lambda c: (str(c[0]), c[1], str(c[2]), c[3]))
-    seeds = sorted({r.get("seed") for r in rows})
-    header = ["encoder@layer", "perturbation", "τ", *(c[0] for c in cols), "ℓ2 (max)",
-              "cosine (min)", "words changed"]
-    drop_rows, clean_rows = [], []
-    for cond in conds:
-        cell = cells[cond]
-        lead = [f"{cond[0]}@{cond[1]}", cond[2], cond[3]]
-        drop_rows.append([*lead, *(mean_std(cell.get((t, f"drop_{m}"), [])) for _, t, m in cols),
-                          mean_std(_rep_values(cell, "l2")), mean_std(_rep_values(cell, "cosine")),
-                          mean_std(_rep_values(cell, "changed_words"), 2)])
-        n = next((r.get("n_sentences") for r in rows if r.get("encoder") == cond[0]
-                  and r.get("layer") == cond[1] and r.get("perturbation") == cond[2]
-                  and r.get("budget") == cond[3]), None)
-        clean_rows.append([*lead, *(mean_std(cell.get((t, f"clean_{m}"), [])) for _, t, m in cols),
-                           mean_std(_rep_values(cell, "clean_norm")),
-                           mean_std(_rep_values(cell, "unchanged_share"), 2), n])
-    o = exp.options
-    sections = [
-        f"Paper: {exp.paper}.",
-        (f"Test `{o['test']}` (probes trained on `{o['train']}`, early stopping on `{o['dev']}`); "
-         f"k = {o['variants']} perturbations per sentence; seeds {', '.join(map(str, seeds))} "
-         f"(mean ± std over seeds). Adversary: `{o['adversary']}` — "
-         + ADVERSARY_TEXT.get(o["adversary"], "")
-         + " (LM code) columns: La Malfa et al.'s released UUAS/SDR (first 20 words, no MST, "
-         "no punctuation removal, padding cells included in SDR), clean corpus value minus the "
-         "mean per-sentence value of the adversarial variant(s), as their probing_robustness.py. "
-         "ℓ2 / cosine (Algorithm 1, no probe): worst-case (max / min over all k variants) "
-         "distance between the mean-pooled layer vectors of the original and a perturbed "
-         "sentence, averaged over sentences."),
-        "## Worst-case drops (Table 1)",
-        markdown_table(header, drop_rows),
-        "## Clean scores on the same sentences",
-        ("Per-sentence means, except the (LM code) columns: corpus values pooled over the "
-         "sentences, as La Malfa et al.'s code computes its clean scores."),
-        markdown_table(["encoder@layer", "perturbation", "τ", *(c[0][1:] for c in cols),
-                        "‖clean vector‖", "unchanged variants", "sentences"], clean_rows),
-    ]
-    files = [write_markdown(ctx.outdir / "report.md", f"# {exp.name}", sections)]
-    if cells:
-        files.append(_plot(cells, cols, ctx.outdir / "robustness-tau.png"))
-    return files
-
-
-def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
-          cols: list[tuple[str, str, str]], path: Path) -> Path:
-    from ..report import pyplot, save_figure
-
-    plt = pyplot()
-    panels = [*cols, ("ℓ2 (max)", "", "l2")]
-    ncol = min(4, len(panels))
-    nrow = (len(panels) + ncol - 1) // ncol
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 2.8 * nrow), squeeze=False)
-    lines = sorted({(c[0], c[1], c[2]) for c in cells}, key=str)
-    for ax, (title, task, metric) in zip(axes.flat, panels, strict=False):
-        for enc, layer, pert in lines:
-            taus = sorted(c[3] for c in cells if c[:3] == (enc, layer, pert))
-            ys = []
-            for tau in taus:
-                cell = cells[(enc, layer, pert, tau)]
-                vals = (_rep_values(cell, metric) if not task
-                        else cell.get((task, f"drop_{metric}"), []))
-                vals = [v for v in vals if v == v]
-                ys.append(float(np.mean(vals)) if vals else np.nan)
-            ax.plot(taus, ys, marker="o", label=f"{enc}@{layer} {pert}")
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("τ (words substituted)", fontsize=8)
-        ax.axhline(0, color="grey", lw=0.5)
-        ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7,
-               bbox_to_anchor=(0.5, -0.02 - 0.03 * ((len(labels) - 1) // 4)))
-    fig.suptitle("Worst-case drop against the substitution budget τ", fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, path)
