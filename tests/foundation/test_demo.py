@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from synrob.probe.experiments.jabberwocky import JabberwockyExperiment
+from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
 
 
 def test_demo_preset_is_the_paper_setup_on_the_sample() -> None:

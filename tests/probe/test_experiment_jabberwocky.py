@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from synrob.perturb.errors import ParameterError
 from synrob.probe.experiments.base import Context
-from synrob.probe.experiments.jabberwocky import JabberwockyExperiment, summarize
+from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
+from synrob.probe.experiments.jabberwocky.stats import summarize
 from synrob.probe.experiments.runner import run_experiment
 
 

@@ -10,14 +10,14 @@ import time
 
 import pytest
 from synrob.perturb.errors import ParameterError
-from synrob.probe.experiments.local_structure import LocalStructure, parse_models
-from synrob.probe.experiments.local_structure_report import spearman_table
-from synrob.probe.experiments.local_structure_sets import (
+from synrob.probe.experiments.local_structure.data import (
     PerturbedSet,
     build_set,
     grid,
     read_texts,
 )
+from synrob.probe.experiments.local_structure.experiment import LocalStructure, parse_models
+from synrob.probe.experiments.local_structure.stats import spearman_table
 from synrob.probe.tasks.base import load_gold
 
 

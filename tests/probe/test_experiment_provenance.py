@@ -243,3 +243,27 @@ def test_new_metric_definitions_rebuild_perturbed_files(tmp_path, monkeypatch) -
     second = perturbed_file("sample:en_ewt:dev", "shuffle", {}, seed=0, dest=tmp_path,
                             fmt="jsonl", max_sentences=5)
     assert second != first and second.is_file()
+
+
+def test_perturber_info_strict_and_lenient() -> None:
+    """One resolution of a perturber's options: built (strict) for data files, parsed without
+    building (lenient) for content keys, where params meant for something else are laid over
+    the defaults instead of failing."""
+    from synrob.perturb.errors import ParameterError
+    from synrob.probe.experiments.data import _Addresser, perturber_info
+
+    cls = get_registry().get("perturber", "shuffle")
+    params = {"unit": "word", "mode": "phrase", "rho": "0.25"}
+    strict = perturber_info("shuffle", params)
+    assert strict == {"perturber": "shuffle", "perturber_version": cls.version,
+                      "params": cls(**params).options}
+    assert perturber_info("shuffle", params, lenient=True) == strict
+    assert perturber_info("shuffle", None) == perturber_info("shuffle", {}, lenient=True)
+    foreign = {"budget": 3, "unit": "char"}  # budget is no shuffle parameter
+    with pytest.raises(ParameterError):
+        perturber_info("shuffle", foreign)
+    lenient = perturber_info("shuffle", foreign, lenient=True)
+    assert lenient["params"] == {**{p.name: p.default for p in cls.params}, **foreign}
+    assert _Addresser(None).perturber("shuffle", foreign) == {
+        "component": "perturber", "name": "shuffle", "version": cls.version,
+        "options": lenient["params"]}

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from synrob.perturb.errors import ParameterError
 from synrob.probe import metrics
-from synrob.probe.experiments.robustness import (
+from synrob.probe.experiments.robustness.experiment import (
     RobustnessExperiment,
     parse_limits,
     parse_perturber_params,
 )
-from synrob.probe.experiments.robustness_metrics import (
+from synrob.probe.experiments.robustness.stats import (
     adversarial_choice,
     adversary_drop,
     lamalfa_counts,

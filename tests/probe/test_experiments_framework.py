@@ -246,3 +246,34 @@ def test_backends_give_identical_results(tmp_path: Path) -> None:
         res = run_experiment(exp, tmp_path / backend, backend=backend, workers=2)
         assert res.executed == 3
         assert _values(res.rows) == _values(serial.rows), backend
+
+
+def test_finite_mean_keeps_each_former_helper() -> None:
+    """finite_mean replaces robustness's ``_mean``/``_mean_or_nan`` (NumPy arrays) and
+    jabberwocky's ``_mean`` (lists): the same numbers, NaN when nothing is defined."""
+    import math
+
+    import numpy as np
+    from synrob.probe.experiments.stats import finite_mean
+
+    def old_array_mean(values: np.ndarray) -> float:
+        finite = np.asarray(values, float)[np.isfinite(values)]
+        return float(finite.mean()) if finite.size else float("nan")
+
+    def old_list_mean(values: list) -> float:
+        vals = [v for v in values if v is not None and not math.isnan(v)]
+        return sum(vals) / len(vals) if vals else math.nan
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.random(1000), rng.random((40, 5)).astype(np.float32),
+              np.array([0.1, np.nan, 0.7, np.inf, -np.inf, 0.3]), np.array([np.nan]),
+              np.array([], dtype=float)]
+    for a in arrays:
+        got, want = finite_mean(a), old_array_mean(a)
+        assert (math.isnan(got) and math.isnan(want)) or got == want
+    lists = [[0.1, 0.2, 0.7], [0.3, None, float("nan"), 0.9], [float(x) for x in rng.random(13)],
+             [], [None, float("nan")]]
+    for v in lists:
+        got, want = finite_mean(v), old_list_mean(v)
+        assert (math.isnan(got) and math.isnan(want)) or got == want
+

@@ -10,8 +10,8 @@ from synrob.perturb.errors import ParameterError
 from synrob.perturb.plugins import get_registry
 from synrob.probe.experiments.base import Context
 from synrob.probe.experiments.runner import run_experiment
-from synrob.probe.experiments.senteval import SentEvalExperiment
-from synrob.probe.experiments.senteval_report import PAPER_TABLE2
+from synrob.probe.experiments.senteval.experiment import SentEvalExperiment
+from synrob.probe.experiments.senteval.report import PAPER_TABLE2
 
 #: A small grid: two tasks, MiniLM layers 0 and 6, both classifiers, every baseline.
 SMALL = {"tasks": "SentLen,Tense", "encoders": "minilm", "layers": "0,6"}

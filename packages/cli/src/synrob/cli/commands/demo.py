@@ -27,12 +27,9 @@ def demo(
 ) -> None:
     """Jabberwocky probing on the bundled EWT sample: clean vs pseudoword UUAS/DSpr."""
     from synrob.perturb.device import check_device
-    from synrob.probe.experiments.jabberwocky import (
-        JabberwockyExperiment,
-        lead_table,
-        main_table,
-        summarize,
-    )
+    from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
+    from synrob.probe.experiments.jabberwocky.report import lead_table, main_table
+    from synrob.probe.experiments.jabberwocky.stats import summarize
     from synrob.probe.experiments.runner import run_experiment
 
     from ..output import emit_json, info, progress

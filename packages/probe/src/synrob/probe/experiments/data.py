@@ -68,14 +68,29 @@ def content_hash(path: str | os.PathLike[str]) -> str:
     return digest
 
 
-def perturber_info(kind: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``{"perturber", "perturber_version", "params"}`` of a configured perturber (all params)."""
+def perturber_info(kind: str, params: Mapping[str, Any] | None = None, *,
+                   lenient: bool = False) -> dict[str, Any]:
+    """``{"perturber", "perturber_version", "params"}`` of perturber ``kind`` (all params).
+
+    By default the perturber is built, so params it rejects raise as they would at use, and
+    ``params`` are its options. With ``lenient`` it is not built: the params are parsed against its
+    declared parameters, and params that do not parse (meant for something else) are laid over
+    the defaults as given - what a content key needs, which must never fail.
+    """
+    from synrob.perturb.params import parse_params
     from synrob.perturb.plugins import get_registry
 
     cls = get_registry().get("perturber", kind)
-    perturber = cls(**dict(params or {}))
+    given = dict(params or {})
+    if not lenient:
+        options = dict(getattr(cls(**given), "options", given))
+    else:
+        try:
+            options = parse_params(cls.params, given, f"perturber {kind!r}")
+        except ParameterError:  # params meant for something else: the defaults, then them
+            options = {**{p.name: p.default for p in cls.params}, **given}
     return {"perturber": kind, "perturber_version": getattr(cls, "version", ""),
-            "params": dict(getattr(perturber, "options", params or {}))}
+            "params": options}
 
 
 def provenance_of(path: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -220,16 +235,11 @@ class _Addresser:
 
     # ---------------------------------------------------------------- components
     def perturber(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Name, current version and full options of a registered perturber."""
-        from synrob.perturb.params import parse_params
-
-        cls = self.registry.get("perturber", name)
-        try:
-            options = parse_params(cls.params, dict(params), f"perturber {name!r}")
-        except ParameterError:  # params meant for something else: the defaults, then them
-            options = {**{p.name: p.default for p in cls.params}, **dict(params)}
-        return {"component": "perturber", "name": name, "version": getattr(cls, "version", ""),
-                "options": options}
+        """Name, current version and full options of a registered perturber (lenient
+        :func:`perturber_info`)."""
+        info = perturber_info(name, params, lenient=True)
+        return {"component": "perturber", "name": name, "version": info["perturber_version"],
+                "options": info["params"]}
 
     def encoder(self, spec: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """The identity of an encoder spec (name, version, options, resource fingerprint)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +20,25 @@ import numpy as np
 from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.errors import ParameterError
 
+from ..carrier import carrier_blocks
+
 __all__ = ["task_corpus", "conllu_text", "encoder_layers", "encode_task", "sentence_vectors",
            "parse_layer_spec"]
 
 
 def conllu_text(sentences: Sequence[str]) -> str:
-    """Minimal CoNLL-U for space-tokenised sentences (chain trees, ``_`` elsewhere)."""
-    out: list[str] = []
+    """Minimal CoNLL-U for space-tokenised sentences (chain trees, ``_`` elsewhere): the carrier
+    CoNLL-U of :mod:`synrob.probe.carrier`, sentence ids 1, 2, ... An empty sentence is a
+    ParameterError."""
+    return "".join(carrier_blocks(_numbered_words(sentences), tree="chain", upos="_"))
+
+
+def _numbered_words(sentences: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
     for i, s in enumerate(sentences, 1):
         words = s.split()
         if not words:
             raise ParameterError(f"sentence {i} is empty")
-        out.append(f"# sent_id = {i}\n# text = {' '.join(words)}\n")
-        for j, w in enumerate(words, 1):
-            head, rel = (0, "root") if j == 1 else (j - 1, "dep")
-            out.append(f"{j}\t{w}\t_\t_\t_\t_\t{head}\t{rel}\t_\t_\n")
-        out.append("\n")
-    return "".join(out)
+        yield i, words
 
 
 def task_corpus(sentences: Sequence[str], dest: str | os.PathLike[str]) -> Path:

@@ -18,12 +18,11 @@ Grid (one :class:`RunSpec` per cell):
 
 Draw ``d`` perturbs with seed ``1000 * seed + d``. The model's reported layer is the sweep layer
 with the best clean dev UUAS (per probe, among ``train_on=clean`` runs); the same layer is used
-for its ``train_on=jabberwocky`` row.
+for its ``train_on=jabberwocky`` row (:func:`.stats.summarize`; tables and plot in :mod:`.report`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,23 +30,14 @@ from typing import Any, ClassVar
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.params import Param
 
-from .base import Context, Experiment, Row, RunSpec
+from ..base import Context, Experiment, Row, RunSpec
 
-__all__ = ["JabberwockyExperiment", "PAPER_FIGURES", "summarize", "PROBE_TASKS"]
+__all__ = ["JabberwockyExperiment", "PROBE_TASKS", "BASELINE_NAMES"]
 
 #: probe -> the task it is trained on.
 PROBE_TASKS: dict[str, str] = {"structural": "distance", "perceptron": "parse"}
 #: The baselines this experiment knows (``layer0`` and ``fast+pos`` are trained probes).
 BASELINE_NAMES = ("path", "majority", "layer0", "fast+pos")
-#: (probe, metric) panels of the report; the perceptron probe's DSpr is not a paper number.
-PANELS: tuple[tuple[str, str], ...] = (("structural", "uuas"), ("structural", "dspr"),
-                                       ("perceptron", "uuas"))
-#: Their headlines: BERT's lead over the baselines shrinks by 53% (one probe); UUAS drops by
-#: 15.4 points on average (one probe, three models).
-PAPER_FIGURES = {"lead_lost_bert": 0.53, "uuas_drop_mean": 0.154}
-
-#: How metric names are written in tables and plots.
-METRIC_NAMES = {"uuas": "UUAS", "dspr": "DSpr"}
 
 # feature sources per (encoder spec, params, device), kept per worker process
 _SOURCES: dict[str, Any] = {}
@@ -144,7 +134,7 @@ class JabberwockyExperiment(Experiment):
 
     def _files(self, ctx: Context) -> dict[str, Any]:
         """Clean paths and, per draw, the Jabberwocky train/dev/test paths (built if absent)."""
-        from .data import perturbed_file, resolve_one
+        from ..data import perturbed_file, resolve_one
 
         clean = {s: str(resolve_one(self.options[s])) for s in ("train", "dev", "test")}
         jab_splits = ("train", "dev", "test") if "jabberwocky" in self.list("train_on") else ("test",)
@@ -220,14 +210,9 @@ class JabberwockyExperiment(Experiment):
         return _execute_probe(key, ctx)
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
-        from .report import write_markdown
+        from .report import write_report
 
-        summary = summarize(rows, self.list("probes"))
-        sections = _report_sections(summary, self.options, rows)
-        files = [write_markdown(ctx.outdir / "report.md",
-                                "# Jabberwocky probing (Hall Maudslay & Cotterell 2021)", sections)]
-        files.append(plot_bars(summary, ctx.outdir / "jabberwocky-bars.png"))
-        return files
+        return write_report(rows, ctx.outdir, self.options, self.list("probes"))
 
 
 # ---------------------------------------------------------------------- runs
@@ -239,7 +224,7 @@ def _role(is_model: bool, layer: int) -> str:
 
 
 def _perturber_info(params: dict[str, Any]) -> dict[str, Any]:
-    from .data import perturber_info
+    from ..data import perturber_info
 
     return perturber_info("jabberwocky", params)
 
@@ -349,211 +334,3 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
         rows.extend({**fields, "test_on": test_on, "draw": draw, "split": split,
                      "metric": m, "value": float(v)} for m, v in metrics.items())
     return rows
-
-
-# ---------------------------------------------------------------------- summary
-def _mean(values: Sequence[float]) -> float:
-    vals = [v for v in values if v is not None and not math.isnan(v)]
-    return sum(vals) / len(vals) if vals else math.nan
-
-
-def _std(values: Sequence[float]) -> float:
-    vals = [v for v in values if v is not None and not math.isnan(v)]
-    if len(vals) < 2:
-        return math.nan
-    m = sum(vals) / len(vals)
-    return math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1))
-
-
-def best_layers(rows: list[Row], probes: Sequence[str]) -> dict[str, int]:
-    """probe -> the model layer (not 0) with the best clean dev UUAS among train_on=clean runs."""
-    out: dict[str, int] = {}
-    for probe in probes:
-        dev = [r for r in rows if r.get("role") == "model" and r["probe"] == probe
-               and r["train_on"] == "clean" and r["split"] == "dev" and r["metric"] == "uuas"]
-        if dev:
-            out[probe] = max(dev, key=lambda r: (r["value"], -r["layer"]))["layer"]
-    return out
-
-
-def summarize(rows: list[Row], probes: Sequence[str]) -> dict[str, Any]:
-    """The numbers of the report.
-
-    Returns ``{"best_layers": {probe: layer}, "entries": [...], "lead": [...], "train_on": [...]}``
-    where each entry is ``{"probe", "role", "label", "layer", "metric", "clean", "jab_mean",
-    "jab_std", "jab_draws", "drop"}`` (train_on=clean), each lead row is ``{"probe", "metric",
-    "best_clean", "best_jab", "lead_clean", "lead_jab", "lead_lost"}`` and each train_on row is
-    ``{"probe", "role", "label", "metric", "clean", "jab", "clean_from_jab", "jab_from_jab"}``.
-    """
-    best = best_layers(rows, probes)
-    test = [r for r in rows if r["split"] == "test"]
-    entries: list[dict[str, Any]] = []
-    for probe in probes:
-        sel = [r for r in test if r["probe"] == probe]
-        roles: list[tuple[str, str, int | None]] = []
-        if probe in best:
-            roles.append(("model", f"{_model_name(rows)} L{best[probe]}", best[probe]))
-        for role, label in (("layer0", "layer 0"), ("fast+pos", "fast+pos"),
-                            ("path", "path"), ("majority", "majority")):
-            if any(r["role"] == role for r in sel):
-                roles.append((role, label, 0 if role == "layer0" else None))
-        for role, label, layer in roles:
-            for metric in ("uuas", "dspr"):
-                cell = [r for r in sel if r["role"] == role and r["metric"] == metric
-                        and r["train_on"] == "clean" and (role != "model" or r["layer"] == layer)]
-                clean = _mean([r["value"] for r in cell if r["test_on"] == "clean"])
-                jab = [r["value"] for r in sorted(cell, key=lambda r: r["draw"] or 0)
-                       if r["test_on"] == "jabberwocky"]
-                if not cell:
-                    continue
-                entries.append({"probe": probe, "role": role, "label": label, "layer": layer,
-                                "metric": metric, "clean": clean, "jab_mean": _mean(jab),
-                                "jab_std": _std(jab), "jab_draws": jab,
-                                "drop": clean - _mean(jab)})
-    lead = []
-    for probe, metric in PANELS:
-        cell = [e for e in entries if e["probe"] == probe and e["metric"] == metric]
-        model = [e for e in cell if e["role"] == "model"]
-        bases = [e for e in cell if e["role"] != "model"]
-        if not model or not bases:
-            continue
-        m = model[0]
-        bc = max(bases, key=lambda e: e["clean"])
-        bj = max(bases, key=lambda e: e["jab_mean"])
-        lc, lj = m["clean"] - bc["clean"], m["jab_mean"] - bj["jab_mean"]
-        lead.append({"probe": probe, "metric": metric, "best_clean": bc["label"],
-                     "best_jab": bj["label"], "lead_clean": lc, "lead_jab": lj,
-                     "lead_lost": (lc - lj) / lc if lc > 0 else math.nan})
-    train_on = []
-    for probe in probes:
-        for role in ("model", "layer0", "fast+pos"):
-            layer = best.get(probe) if role == "model" else 0
-            for metric in ("uuas", "dspr"):
-                cell = [r for r in test if r["probe"] == probe and r["role"] == role
-                        and r["metric"] == metric and r["layer"] == layer]
-                jt = [r for r in cell if r["train_on"] == "jabberwocky"]
-                if not jt:
-                    continue
-                ct = [r for r in cell if r["train_on"] == "clean"]
-                label = next((e["label"] for e in entries if e["probe"] == probe
-                              and e["role"] == role), role)
-                train_on.append({
-                    "probe": probe, "role": role, "label": label, "metric": metric,
-                    "clean": _mean([r["value"] for r in ct if r["test_on"] == "clean"]),
-                    "jab": _mean([r["value"] for r in ct if r["test_on"] == "jabberwocky"]),
-                    "clean_from_jab": _mean([r["value"] for r in jt if r["test_on"] == "clean"]),
-                    "jab_from_jab": _mean([r["value"] for r in jt
-                                           if r["test_on"] == "jabberwocky"])})
-    return {"best_layers": best, "entries": entries, "lead": lead, "train_on": train_on}
-
-
-def _model_name(rows: list[Row]) -> str:
-    for r in rows:
-        if r.get("role") == "model":
-            return str(r["encoder"])
-    return "model"
-
-
-def _pm(mean: float, std: float) -> str:
-    from .report import fmt
-
-    return fmt(mean) if math.isnan(std) else f"{fmt(mean)} ± {fmt(std)}"
-
-
-def main_table(summary: dict[str, Any]) -> str:
-    """probe | model | UUAS clean | UUAS jabberwocky | drop | DSpr clean | DSpr jab | drop."""
-    from .report import markdown_table
-
-    body = []
-    seen: list[tuple[str, str]] = []
-    for e in summary["entries"]:
-        if (e["probe"], e["label"]) not in seen:
-            seen.append((e["probe"], e["label"]))
-    for probe, label in seen:
-        cells: list[Any] = [probe, label]
-        for metric in ("uuas", "dspr"):
-            e = next((x for x in summary["entries"] if x["probe"] == probe
-                      and x["label"] == label and x["metric"] == metric), None)
-            cells += ([e["clean"], _pm(e["jab_mean"], e["jab_std"]), e["drop"]] if e
-                      else [None, None, None])
-        body.append(cells)
-    return markdown_table(["probe", "model", "UUAS clean", "UUAS jabberwocky", "drop",
-                           "DSpr clean", "DSpr jabberwocky", "drop"], body)
-
-
-def lead_table(summary: dict[str, Any]) -> str:
-    from .report import markdown_table
-
-    body = [[x["probe"], METRIC_NAMES[x["metric"]], x["best_clean"], x["lead_clean"], x["best_jab"],
-             x["lead_jab"], x["lead_lost"]] for x in summary["lead"]]
-    return markdown_table(["probe", "metric", "best baseline (clean)", "lead clean",
-                           "best baseline (jabberwocky)", "lead jabberwocky", "lead lost"], body)
-
-
-def _report_sections(summary: dict[str, Any], options: dict[str, Any], rows: list[Row]
-                     ) -> list[str]:
-    from .report import fmt, markdown_table
-
-    lost = [x["lead_lost"] for x in summary["lead"] if not math.isnan(x["lead_lost"])]
-    draws = sorted({r["draw"] for r in rows if r.get("test_on") == "jabberwocky"
-                    and r["draw"] is not None})
-    best = ", ".join(f"{p}: layer {layer}" for p, layer in summary["best_layers"].items())
-    sections = [
-        f"Model `{options['model']}` (layer sweep `{options['layers']}`; best on clean dev "
-        f"UUAS — {best or 'none'}), baselines `{options['baselines']}` (fast+pos vectors "
-        f"`{options['vectors']}`). Train `{options['train']}`"
-        + (f" (first {options['train_sentences']} sentences)" if options["train_sentences"] else "")
-        + f", dev `{options['dev']}`, test `{options['test']}`; {len(draws)} Jabberwocky "
-        "draw(s) of the test set (mean ± sample std over draws).",
-        "## Clean vs Jabberwocky (probes trained on clean data)\n\n" + main_table(summary),
-        "## Lead over the best baseline lost on Jabberwocky\n\n"
-        "lead = model − best baseline (in each condition); lead lost = "
-        "(lead clean − lead jabberwocky) / lead clean. Paper: 53% for BERT with one probe.\n\n"
-        + lead_table(summary)
-        + (f"\n\nMean lead lost: {fmt(sum(lost) / len(lost))}" if lost else ""),
-    ]
-    if summary["train_on"]:
-        body = [[x["probe"], x["label"], METRIC_NAMES[x["metric"]], x["clean"], x["jab"],
-                 x["clean_from_jab"], x["jab_from_jab"]] for x in summary["train_on"]]
-        sections.append(
-            "## Training on Jabberwocky (beyond the paper)\n\n"
-            "Probes trained on a Jabberwocky version of train (and dev) of each draw, tested on "
-            "the clean test set and that draw's Jabberwocky test set (means over draws).\n\n"
-            + markdown_table(["probe", "model", "metric", "clean→clean", "clean→jab",
-                              "jab→clean", "jab→jab"], body))
-    sections.append("![clean vs Jabberwocky](jabberwocky-bars.png)")
-    return sections
-
-
-def plot_bars(summary: dict[str, Any], path: Path) -> Path:
-    """Grouped bars like the paper's Figure 3: per panel (probe, metric), per model, clean vs
-    Jabberwocky (error bar: std over draws) and, where run, trained on Jabberwocky (hatched)."""
-    from .report import pyplot, save_figure
-
-    plt = pyplot()
-    panels = [(p, m) for p, m in PANELS
-              if any(e["probe"] == p and e["metric"] == m for e in summary["entries"])]
-    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.2 * max(len(panels), 1), 3.6),
-                             squeeze=False)
-    for ax, (probe, metric) in zip(axes[0], panels, strict=False):
-        cell = [e for e in summary["entries"] if e["probe"] == probe and e["metric"] == metric]
-        tj = {x["label"]: x["jab_from_jab"] for x in summary["train_on"]
-              if x["probe"] == probe and x["metric"] == metric}
-        xs = range(len(cell))
-        width = 0.27 if tj else 0.38
-        ax.bar([x - width / 2 - (width / 2 if tj else 0) for x in xs], [e["clean"] for e in cell],
-               width, label="clean", color="#4c72b0")
-        ax.bar([x + width / 2 - (width / 2 if tj else 0) for x in xs],
-               [e["jab_mean"] for e in cell], width, label="Jabberwocky", color="#dd8452",
-               yerr=[0 if math.isnan(e["jab_std"]) else e["jab_std"] for e in cell], capsize=2)
-        if tj:
-            ax.bar([x + width for x in xs], [tj.get(e["label"], math.nan) for e in cell], width,
-                   label="Jabberwocky (trained on J.)", color="#dd8452", hatch="//",
-                   edgecolor="white", alpha=0.7)
-        ax.set_xticks(list(xs), [e["label"] for e in cell], rotation=30, ha="right", fontsize=8)
-        ax.set_title(f"{probe} probe: {METRIC_NAMES[metric]}", fontsize=10)
-        ax.set_ylim(0, 1)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    return save_figure(fig, path)

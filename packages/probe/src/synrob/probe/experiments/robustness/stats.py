@@ -22,21 +22,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import metrics
-from ..lamalfa import (
+from ... import metrics
+from ...lamalfa import (
     LAMALFA_MAX_LENGTH,
     lamalfa_gold_matrix,
     lamalfa_pred_matrix,
     sdr_lamalfa_counts,
     uuas_lamalfa_counts,
 )
-from ..tasks.base import GoldCorpus, Task
+from ...tasks.base import GoldCorpus, Task
+from ..stats import finite_mean
 
 if TYPE_CHECKING:
     import torch
 
-    from ..probes.base import Probe
-    from ..training import Features
+    from ...probes.base import Probe
+    from ...training import Features
 
 __all__ = ["sentence_metrics", "worst_case_drop", "worst_case_distance", "adversarial_choice",
            "adversary_drop", "sentence_losses", "lamalfa_counts", "TASK_METRICS"]
@@ -58,11 +59,6 @@ def _uuas_one(pred: np.ndarray, heads: Sequence[int], gold_dist: np.ndarray,
     if not gold:
         return float("nan")
     return len(gold & metrics.mst_edges(pred, keep)) / len(gold)
-
-
-def _mean_or_nan(values: np.ndarray) -> float:
-    finite = values[np.isfinite(values)]
-    return float(finite.mean()) if finite.size else float("nan")
 
 
 def sentence_metrics(task: Task, gold: GoldCorpus, predictions: Sequence[np.ndarray]
@@ -89,7 +85,7 @@ def sentence_metrics(task: Task, gold: GoldCorpus, predictions: Sequence[np.ndar
             if m >= 2:
                 iu = np.triu_indices(m, k=1)
                 out["sdr"][i] = float(np.mean(np.rint(pd[iu]) == gd[iu]))
-                out["dspr"][i] = _mean_or_nan(metrics.row_spearman(pd, gd.astype(np.float64)))
+                out["dspr"][i] = finite_mean(metrics.row_spearman(pd, gd.astype(np.float64)))
             out["uuas"][i] = _uuas_one(pd, gold.heads[i].tolist(), gd, gold.punct(i))
     elif kind == "depth":
         for i, pred in enumerate(predictions):
@@ -168,7 +164,7 @@ def sentence_losses(task: Task, probe: Probe, module: torch.nn.Module, feats: Fe
     """
     import torch
 
-    from ..training import make_batches
+    from ...training import make_batches
 
     targets = task.targets(gold)
     data = make_batches(feats, task.kind, targets, batch_size=1, heads=gold.heads,

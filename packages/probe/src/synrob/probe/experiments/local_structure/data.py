@@ -17,12 +17,14 @@ The unperturbed set is the first ``limit`` sentences of the test file, written t
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from synrob.perturb.atomic import atomic_open
+from synrob.probe.carrier import carrier_blocks
 
 __all__ = ["PerturbedSet", "SetFiles", "grid", "build_set", "clean_file", "carrier_conllu"]
 
@@ -133,31 +135,26 @@ def carrier_conllu(jsonl: Path, dest: Path) -> Path:
     """A CoNLL-U whose words are the whitespace tokens of each ``perturbed`` text (no gold).
 
     Every token gets UPOS ``X`` and a flat tree (token 1 the root, the others attached to it), so
-    the file is valid and the encoders can read it; only its words mean anything.
+    the file is valid and the encoders can read it; only its words mean anything. An empty text
+    becomes the one token ``_``. Written by :func:`synrob.probe.carrier.carrier_blocks`.
     """
     out = dest / f"{jsonl.stem}.carrier.conllu"
     if out.exists():
         return out
 
-    def blocks() -> Any:
+    def sentences() -> Iterator[tuple[object, list[str]]]:
         with jsonl.open(encoding="utf-8") as fh:
             for k, line in enumerate(fh):
                 rec = json.loads(line)
-                text = " ".join(rec["perturbed"].split())
-                tokens = text.split(" ") if text else ["_"]
-                lines = [f"# sent_id = {rec.get('sent_id') or k + 1}", f"# text = {text or '_'}"]
-                for i, tok in enumerate(tokens, 1):
-                    head, rel = (0, "root") if i == 1 else (1, "dep")
-                    lines.append(f"{i}\t{tok}\t_\tX\t_\t_\t{head}\t{rel}\t_\t_")
-                yield "\n".join(lines) + "\n\n"
+                yield rec.get("sent_id") or k + 1, rec["perturbed"].split() or ["_"]
 
-    return _atomic_write(out, blocks())
+    return _atomic_write(out, carrier_blocks(sentences(), tree="flat", upos="X"))
 
 
 def build_set(pset: PerturbedSet, test: Path, *, seed: int, dest: Path, limit: int | None,
               tokenizer: str, keep_spaces: bool) -> SetFiles:
     """Write (once) the files of ``pset`` perturbing the first ``limit`` sentences of ``test``."""
-    from .data import perturbed_file
+    from ..data import perturbed_file
 
     if pset.kind == "none":
         conllu, jsonl = clean_file(test, dest, limit)

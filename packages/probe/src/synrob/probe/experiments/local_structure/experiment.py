@@ -27,18 +27,20 @@ representation cache, so runs only read.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from statistics import fmean
 from typing import Any, ClassVar
 
-from synrob.perturb.errors import ParameterError
+import numpy as np
+from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from .base import Context, Experiment, Row, RunSpec
-from .local_structure_sets import PerturbedSet, SetFiles, build_set, grid
+from ..base import Context, Experiment, Row, RunSpec
+from .data import PerturbedSet, SetFiles, build_set, grid
 
-__all__ = ["LocalStructure"]
-
+__all__ = ["LocalStructure", "parse_models", "probe_rows", "structure_rows", "lm_rows"]
 
 
 def parse_models(spec: str) -> list[tuple[str, int]]:
@@ -117,7 +119,7 @@ class LocalStructure(Experiment):
         return grid(self.list("units"), self.list("rhos", float), self.list("kinds"))
 
     def _files(self, ctx: Context) -> dict[str, SetFiles]:
-        from .data import resolve_one
+        from ..data import resolve_one
 
         test = resolve_one(self.options["test"])
         limit = self.options["test_limit"] or None
@@ -135,7 +137,7 @@ class LocalStructure(Experiment):
         """``{"perturber", "perturber_version", "params"}`` of a set (empty names for none)."""
         if pset.kind == "none":
             return {"perturber": "", "perturber_version": "", "params": {}}
-        from .data import perturber_info
+        from ..data import perturber_info
 
         kind, params = pset.perturber(self.options["tokenizer"], self.options["keep_spaces"])
         return perturber_info(kind, params)
@@ -154,7 +156,7 @@ class LocalStructure(Experiment):
     def _prepare(self, ctx: Context) -> None:
         from synrob.probe.representations import encode_corpus
 
-        from .data import resolve_one
+        from ..data import resolve_one
 
         files = self._files(ctx)
         clean = [str(resolve_one(self.options["train"])), str(resolve_one(self.options["dev"]))]
@@ -167,7 +169,7 @@ class LocalStructure(Experiment):
             encode_corpus(enc, path, layers=layers, device=ctx.device)
 
     def plan(self, ctx: Context) -> list[RunSpec]:
-        from .data import resolve_one
+        from ..data import resolve_one
 
         files = self._files(Context(ctx.outdir, ctx.device, ctx.seed))
         sets = self.sets()
@@ -200,20 +202,135 @@ class LocalStructure(Experiment):
         return specs
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
-        from . import local_structure_runs as runs
-
         key = dict(spec.key)
         with torch_threads(self.options["threads"]):
             if key["run"] == "probe":
-                return runs.probe_rows(key, ctx.seed, ctx.device)
+                return probe_rows(key, ctx.seed, ctx.device)
             if key["run"] == "structure":
-                return runs.structure_rows(key)
+                return structure_rows(key)
             if key["run"] == "lm":
-                return runs.lm_rows(key, ctx.device)
+                return lm_rows(key, ctx.device)
         raise ParameterError(f"unknown run kind {key['run']!r}")
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
-        from .local_structure_report import write_report
+        from .report import write_report
 
         return write_report(rows, ctx.outdir, self.sets(), self.options)
 
+
+# ---------------------------------------------------------------------- runs
+# The three kinds of runs: probe, structure metrics, LM log-likelihood. Each takes the run's key
+# (see :meth:`LocalStructure.plan`) and returns rows; all of them only read files written by
+# ``prepare`` and the representation cache.
+def set_fields(sk: dict[str, Any]) -> dict[str, Any]:
+    """The row fields that name a perturbed set."""
+    return {"set": sk["name"], "perturbation": sk["kind"], "unit": sk["unit"], "rho": sk["rho"],
+            "perturber": sk["perturber"], "perturber_version": sk["perturber_version"],
+            "params": sk["params"]}
+
+
+def _features(encoder: str, path: str, layers: Any, layer: int, device: str) -> Any:
+    """Features of ``layer`` of ``path`` from the cache (filled by ``prepare``)."""
+    from synrob.probe.representations import encode_corpus
+    from synrob.probe.training import Features
+
+    rep = encode_corpus(encoder, path, layers=layers, device=device)
+    matrix, offsets = rep.layer_matrix(layer)
+    return Features(np.asarray(matrix, dtype=np.float32), np.asarray(offsets, dtype=np.int64)), rep
+
+
+def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, Any]]:
+    """Train the task's default probe on clean train (early stop on dev), evaluate every set.
+
+    Sentence-level tasks are scored on every set against the tree of the original sentence;
+    word-level tasks only on sets whose CoNLL-U holds the gold words (``word_gold``).
+    """
+    from synrob.perturb.plugins import get_registry
+    from synrob.probe.probing import evaluate_probe, train_probe
+    from synrob.probe.tasks.base import load_gold
+    from synrob.probe.training import make_batches, predict, resolve_device
+
+    reg = get_registry()
+    task_cls = reg.get("task", key["task"])
+    task = task_cls()
+    probe_cls = reg.get("probe", task_cls.default_probe)
+    probe = probe_cls(epochs=key["epochs"])
+    enc, layer = key["encoder"], key["layer"]
+    dev_name = resolve_device(device)
+    train_gold, dev_gold = load_gold(key["train"]), load_gold(key["dev"])
+    task.fit(train_gold)
+    train_feats, _ = _features(enc, key["train"], "all", layer, device)
+    dev_feats, _ = _features(enc, key["dev"], "all", layer, device)
+    module, log = train_probe(task, probe, (train_feats, train_gold), (dev_feats, dev_gold),
+                              seed=seed, device=device)
+    dev_metrics, _ = evaluate_probe(task, probe, module, dev_feats, dev_gold, device)
+    clean_gold = load_gold(key["gold"])
+    base = {"encoder": enc, "layer": layer, "task": key["task"], "probe": probe.name,
+            "probe_params": dict(probe.options)}
+    primary = task.primary_metric
+    rows: list[dict[str, Any]] = [{
+        **base, "set": "clean-dev", "split": "dev", "metric": primary,
+        "value": dev_metrics[primary], "best_epoch": log.best_epoch,
+        "train_seconds": round(log.seconds, 3)}]
+    for sk in key["sets"]:
+        if task.kind != "sentence" and not sk["word_gold"]:
+            continue  # the words of a subword/char set are not the treebank's words
+        feats, rep = _features(enc, sk["conllu"], key["encoded_layers"], layer, device)
+        t0 = time.perf_counter()
+        if task.kind == "sentence":
+            if feats.n_sentences != len(clean_gold):
+                raise SynrobError(f"{sk['conllu']}: {feats.n_sentences} sentences, the original "
+                                  f"has {len(clean_gold)}")
+            data = make_batches(feats, "sentence", None, batch_size=64,
+                                pooling=task.options.get("pooling", "mean"), device=dev_name)
+            metrics = task.evaluate(clean_gold, predict(probe, module, data))
+        else:
+            metrics, _ = evaluate_probe(task, probe, module, feats, load_gold(sk["conllu"]),
+                                        device)
+        rows.append({**base, **set_fields(sk), "split": "test", "metric": primary,
+                     "value": float(metrics[primary]), "sentences": int(feats.n_sentences),
+                     "encoder_identity": rep.meta.get("identity"),
+                     "eval_seconds": round(time.perf_counter() - t0, 3)})
+    return rows
+
+
+def structure_rows(key: dict[str, Any]) -> list[dict[str, Any]]:
+    """Mean chrF-2, normalised Levenshtein and compression rate of a set's sentences."""
+    from synrob.perturb.metrics import compression_rates
+
+    from .data import read_texts
+
+    sk = key["set"]
+    recs = read_texts(sk["jsonl"])
+    values = {
+        "chrf2": fmean(float(r["chrf2"]) for r in recs),
+        "lev": fmean(float(r["lev"]) for r in recs),
+        "compression": fmean(compression_rates([r["perturbed"] for r in recs], key["tokenizer"])),
+        "compression_original": fmean(compression_rates([r["original"] for r in recs],
+                                                        key["tokenizer"])),
+    }
+    return [{**set_fields(sk), "split": "test", "metric": m, "value": v,
+             "tokenizer": key["tokenizer"], "sentences": len(recs)} for m, v in values.items()]
+
+
+def lm_rows(key: dict[str, Any], device: str) -> list[dict[str, Any]]:
+    """Per-token log-likelihood (nats) of the first ``lm_limit`` perturbed texts of a set."""
+    from synrob.perturb.lm import resolve_device
+
+    from .data import read_texts
+    from .lm import score_texts
+
+    sk = key["set"]
+    recs = read_texts(sk["jsonl"])
+    if key["lm_limit"]:
+        recs = recs[: key["lm_limit"]]
+    t0 = time.perf_counter()
+    scores = score_texts([r["perturbed"] for r in recs], key["model"],
+                         device=resolve_device(device))
+    seconds = time.perf_counter() - t0
+    base = {**set_fields(sk), "split": "test", "model": key["model"], "sentences": len(recs),
+            "lm_seconds": round(seconds, 3)}
+    return [{**base, "metric": "loglik_per_token", "value": scores.per_token},
+            {**base, "metric": "loglik_per_char", "value": scores.per_char},
+            {**base, "metric": "tokens_per_sentence",
+             "value": sum(scores.tokens) / len(recs) if recs else float("nan")}]

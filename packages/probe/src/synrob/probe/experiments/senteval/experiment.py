@@ -18,7 +18,7 @@ from typing import Any
 from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.params import Param
 
-from .base import Context, Experiment, Row, RunSpec
+from ..base import Context, Experiment, Row, RunSpec
 
 __all__ = ["SentEvalExperiment"]
 
@@ -116,7 +116,7 @@ class SentEvalExperiment(Experiment):
     # ------------------------------------------------------------------ encoders
     def layer_plan(self) -> dict[str, list[int]]:
         """Encoder -> layers (see :func:`synrob.probe.senteval.features.parse_layer_spec`)."""
-        from ..senteval.features import encoder_layers, parse_layer_spec
+        from synrob.probe.senteval.features import encoder_layers, parse_layer_spec
 
         if self._layer_plan is None:
             encoders = self.list("encoders")
@@ -135,11 +135,10 @@ class SentEvalExperiment(Experiment):
     # ------------------------------------------------------------------ protocol
     def prepare(self, ctx: Context) -> None:
         from synrob.perturb.senteval import read_task_file
-
-        from ..encoders.resolve import resolve_encoder
-        from ..senteval.classifiers import CLASSIFIERS
-        from ..senteval.features import encode_task, task_corpus
-        from ..senteval.text_baselines import BASELINES
+        from synrob.probe.encoders.resolve import resolve_encoder
+        from synrob.probe.senteval.classifiers import CLASSIFIERS
+        from synrob.probe.senteval.features import encode_task, task_corpus
+        from synrob.probe.senteval.text_baselines import BASELINES
 
         for b in self.list("baselines"):
             if b not in BASELINES:
@@ -183,8 +182,7 @@ class SentEvalExperiment(Experiment):
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
         from synrob.perturb.senteval import read_task_file
-
-        from ..senteval.text_baselines import TEXT_BASELINE_FUNCS, split_examples
+        from synrob.probe.senteval.text_baselines import TEXT_BASELINE_FUNCS, split_examples
 
         key = dict(spec.key)
         examples = read_task_file(key["task_file"])
@@ -217,10 +215,9 @@ class SentEvalExperiment(Experiment):
                   dev: list[Any], test: list[Any], layers: list[int], ctx: Context,
                   classifier: str) -> dict[str, Any]:
         import numpy as np
-
-        from ..encoders.resolve import resolve_encoder
-        from ..senteval.classifiers import TrainConfig, encode_labels, fit_select
-        from ..senteval.features import sentence_vectors, task_corpus
+        from synrob.probe.encoders.resolve import resolve_encoder
+        from synrob.probe.senteval.classifiers import TrainConfig, encode_labels, fit_select
+        from synrob.probe.senteval.features import sentence_vectors, task_corpus
 
         corpus = task_corpus([e.sentence for e in examples], ctx.data_dir / "corpora")
         vecs = sentence_vectors(key["encoder"], corpus, layers, key["layer"],
@@ -241,6 +238,6 @@ class SentEvalExperiment(Experiment):
                 "dev": res.dev_accuracy, "test": res.test_accuracy, "identity": identity}
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
-        from .senteval_report import write_report
+        from .report import write_report
 
         return write_report(rows, ctx.outdir, self.task_names())

@@ -1,7 +1,7 @@
 """The report of the ``senteval`` experiment: a Table-2-shaped table (tasks as columns, baseline
 rows then encoder/layer rows, test accuracy %), the paper's reference rows, dev accuracies with
 the hyperparameters chosen on dev, and ``senteval-layers.png`` (accuracy per layer per task for
-every encoder probed at several layers)."""
+every encoder probed at several layers). The numbers come from :mod:`.stats`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .report import markdown_table, pyplot, save_figure, write_markdown
+from ..report import markdown_table, pyplot, save_figure, write_markdown
+from .stats import accuracies, row_order, task_sizes
 
 __all__ = ["PAPER_TABLE2", "PAPER_SOURCE", "write_report"]
 
@@ -32,29 +33,10 @@ PAPER_TABLE2: dict[str, tuple[float, ...]] = {
 }
 PAPER_TASKS = ("SentLen", "WC", "TreeDepth", "TopConst", "BShift", "Tense", "SubjNum", "ObjNum",
                "SOMO", "CoordInv")
-_BASELINE_ORDER = ("majority", "length", "nb-uni-tfidf", "nb-bi-tfidf", "bov-glove")
 
 
 def _pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.1f}"
-
-
-def _row_order(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Baseline rows (paper order), then encoder rows by encoder, layer, classifier."""
-    base = sorted({r["row"] for r in rows if r.get("kind") == "baseline"},
-                  key=lambda b: (_BASELINE_ORDER.index(b) if b in _BASELINE_ORDER else 99, b))
-    encs: list[str] = []
-    for r in rows:
-        if r.get("kind") == "encoder" and r["encoder"] not in encs:
-            encs.append(r["encoder"])
-    enc_rows = sorted({(encs.index(r["encoder"]), r["layer"], r["classifier"], r["row"])
-                       for r in rows if r.get("kind") == "encoder"})
-    return [*base, *(e[3] for e in enc_rows)]
-
-
-def _cells(rows: Sequence[dict[str, Any]], split: str) -> dict[tuple[str, str], float]:
-    return {(r["row"], r["task"]): float(r["value"]) for r in rows
-            if r.get("split") == split and r.get("metric") == "accuracy"}
 
 
 _STYLES = ("-", "--", ":", "-.")
@@ -108,8 +90,8 @@ def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Pat
 
 def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str]) -> list[Path]:
     """Write ``report.md`` (and ``senteval-layers.png`` when an encoder has several layers)."""
-    order = _row_order(rows)
-    test, dev = _cells(rows, "test"), _cells(rows, "dev")
+    order = row_order(rows)
+    test, dev = accuracies(rows, "test"), accuracies(rows, "dev")
     header = ["row", *tasks]
     main = markdown_table(header, [[name, *(_pct(test.get((name, t))) for t in tasks)]
                                    for name in order])
@@ -129,10 +111,7 @@ def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str])
                                 chosen or "—", r.get("epochs", "—")])
     detail = markdown_table(["row", "task", "dev %", "test %", "chosen on dev", "epochs"],
                             detail_rows)
-    sizes: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        sizes.setdefault(r["task"], {k: r.get(k) for k in ("n_train", "n_dev", "n_test",
-                                                             "n_classes")})
+    sizes = task_sizes(rows)
     size_table = markdown_table(["task", "train", "dev", "test", "classes"],
                                 [[t, *sizes.get(t, {}).values()] for t in tasks if t in sizes])
     files: list[Path] = []

@@ -1,0 +1,144 @@
+"""The ``robustness`` report: ``report.md`` (Table-1-shaped worst-case drops, clean scores on the
+same sentences, representation shifts; mean ± std over seeds) and ``robustness-tau.png`` (the
+worst-case drop against the substitution budget tau)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..base import Context, Experiment, Row
+from ..report import markdown_table, mean_std, pyplot, save_figure, write_markdown
+
+__all__ = ["COLUMNS", "ADVERSARY_TEXT", "write_report"]
+
+#: Columns of the Table-1-shaped report: (header, task, per-sentence metric).
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("ΔSDR", "distance", "sdr"),
+    ("ΔUUAS", "distance", "uuas"),
+    ("ΔSp", "distance", "dspr"),
+    ("ΔSDR (LM code)", "distance", "sdr_lamalfa"),
+    ("ΔUUAS (LM code)", "distance", "uuas_lamalfa"),
+    ("ΔAcc POS (words/sent)", "pos", "words_right"),
+    ("ΔAcc root", "root", "root_acc"),
+    ("ΔAcc tree depth", "tree-depth", "acc"),
+    ("ΔSp tree depth", "tree-depth", "spearman"),
+    ("ΔSp depth", "depth", "nspr"),
+    ("ΔAcc root (depth)", "depth", "root_acc"),
+)
+
+
+def _by_condition(rows: list[Row]) -> dict[tuple[Any, ...], dict[tuple[str, str], list[float]]]:
+    """(encoder, layer, perturbation, budget) -> (task, metric) -> values over seeds."""
+    out: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]] = {}
+    for r in rows:
+        if r.get("perturbation") in (None, "none"):
+            continue
+        cond = (r["encoder"], r["layer"], r["perturbation"], r["budget"])
+        out.setdefault(cond, {}).setdefault((r["task"], r["metric"]), []).append(r["value"])
+    return out
+
+
+def _rep_values(cell: dict[tuple[str, str], list[float]], metric: str) -> list[float]:
+    """A representation metric (identical in every task's run): the first task's values."""
+    for (_, m), values in sorted(cell.items()):
+        if m == metric:
+            return values
+    return []
+
+
+#: How the report describes each ``adversary`` setting.
+ADVERSARY_TEXT = {
+    "loss": ("one adversarial variant per sentence, the one of the k with the highest probe loss "
+             "(the probe's training loss on that sentence alone); every probe column is clean − "
+             "that variant, averaged over sentences, and ΔSp tree depth is the corpus Spearman of "
+             "clean predictions minus that of the adversarial variants'."),
+    "per-metric": ("each metric's worst variant separately (max over the k variants of clean − "
+                   "perturbed), averaged over sentences, so one row may combine different "
+                   "variants; ΔSp tree depth uses the variant with the largest depth error."),
+}
+
+
+def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
+    """``report.md`` (Table-1-shaped drops, clean scores, representation shifts) and
+    ``robustness-tau.png`` (worst-case drop against tau)."""
+    cells = _by_condition(rows)
+    present = {tm for cell in cells.values() for tm in cell}
+    cols = [c for c in COLUMNS if (c[1], f"drop_{c[2]}") in present]
+    conds = sorted(cells, key=lambda c: (str(c[0]), c[1], str(c[2]), c[3]))
+    seeds = sorted({r.get("seed") for r in rows})
+    header = ["encoder@layer", "perturbation", "τ", *(c[0] for c in cols), "ℓ2 (max)",
+              "cosine (min)", "words changed"]
+    drop_rows, clean_rows = [], []
+    for cond in conds:
+        cell = cells[cond]
+        lead = [f"{cond[0]}@{cond[1]}", cond[2], cond[3]]
+        drop_rows.append([*lead, *(mean_std(cell.get((t, f"drop_{m}"), [])) for _, t, m in cols),
+                          mean_std(_rep_values(cell, "l2")), mean_std(_rep_values(cell, "cosine")),
+                          mean_std(_rep_values(cell, "changed_words"), 2)])
+        n = next((r.get("n_sentences") for r in rows if r.get("encoder") == cond[0]
+                  and r.get("layer") == cond[1] and r.get("perturbation") == cond[2]
+                  and r.get("budget") == cond[3]), None)
+        clean_rows.append([*lead, *(mean_std(cell.get((t, f"clean_{m}"), [])) for _, t, m in cols),
+                           mean_std(_rep_values(cell, "clean_norm")),
+                           mean_std(_rep_values(cell, "unchanged_share"), 2), n])
+    o = exp.options
+    sections = [
+        f"Paper: {exp.paper}.",
+        (f"Test `{o['test']}` (probes trained on `{o['train']}`, early stopping on `{o['dev']}`); "
+         f"k = {o['variants']} perturbations per sentence; seeds {', '.join(map(str, seeds))} "
+         f"(mean ± std over seeds). Adversary: `{o['adversary']}` — "
+         + ADVERSARY_TEXT.get(o["adversary"], "")
+         + " (LM code) columns: La Malfa et al.'s released UUAS/SDR (first 20 words, no MST, "
+         "no punctuation removal, padding cells included in SDR), clean corpus value minus the "
+         "mean per-sentence value of the adversarial variant(s), as their probing_robustness.py. "
+         "ℓ2 / cosine (Algorithm 1, no probe): worst-case (max / min over all k variants) "
+         "distance between the mean-pooled layer vectors of the original and a perturbed "
+         "sentence, averaged over sentences."),
+        "## Worst-case drops (Table 1)",
+        markdown_table(header, drop_rows),
+        "## Clean scores on the same sentences",
+        ("Per-sentence means, except the (LM code) columns: corpus values pooled over the "
+         "sentences, as La Malfa et al.'s code computes its clean scores."),
+        markdown_table(["encoder@layer", "perturbation", "τ", *(c[0][1:] for c in cols),
+                        "‖clean vector‖", "unchanged variants", "sentences"], clean_rows),
+    ]
+    files = [write_markdown(ctx.outdir / "report.md", f"# {exp.name}", sections)]
+    if cells:
+        files.append(_plot(cells, cols, ctx.outdir / "robustness-tau.png"))
+    return files
+
+
+def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
+          cols: list[tuple[str, str, str]], path: Path) -> Path:
+    plt = pyplot()
+    panels = [*cols, ("ℓ2 (max)", "", "l2")]
+    ncol = min(4, len(panels))
+    nrow = (len(panels) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 2.8 * nrow), squeeze=False)
+    lines = sorted({(c[0], c[1], c[2]) for c in cells}, key=str)
+    for ax, (title, task, metric) in zip(axes.flat, panels, strict=False):
+        for enc, layer, pert in lines:
+            taus = sorted(c[3] for c in cells if c[:3] == (enc, layer, pert))
+            ys = []
+            for tau in taus:
+                cell = cells[(enc, layer, pert, tau)]
+                vals = (_rep_values(cell, metric) if not task
+                        else cell.get((task, f"drop_{metric}"), []))
+                vals = [v for v in vals if v == v]
+                ys.append(float(np.mean(vals)) if vals else np.nan)
+            ax.plot(taus, ys, marker="o", label=f"{enc}@{layer} {pert}")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("τ (words substituted)", fontsize=8)
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7,
+               bbox_to_anchor=(0.5, -0.02 - 0.03 * ((len(labels) - 1) // 4)))
+    fig.suptitle("Worst-case drop against the substitution budget τ", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path)
