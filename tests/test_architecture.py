@@ -65,3 +65,22 @@ def test_no_function_over_80_lines() -> None:
     offenders = [f for pkg in ("perturb", "probe", "cli") for p in _sources(pkg)
                  for f in _long_functions(p) if f.split()[1] not in _BEING_SPLIT]
     assert offenders == []
+
+
+STUDIES = ("jabberwocky", "robustness", "local_structure", "senteval")
+EXPERIMENTS = PACKAGES / "probe" / "src" / "synrob" / "probe" / "experiments"
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_each_study_has_the_same_modules_and_imports_no_other(study: str) -> None:
+    folder = EXPERIMENTS / study
+    assert {"__init__.py", "experiment.py", "stats.py", "report.py"} <= {
+        p.name for p in folder.glob("*.py")}
+    others = [s for s in STUDIES if s != study]
+    for path in folder.glob("*.py"):
+        imported = _imported_modules(ast.parse(path.read_text(encoding="utf-8")))
+        relative = {n.module for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(n, ast.ImportFrom) and n.level == 2 and n.module}
+        for other in others:
+            assert not any(m.startswith(f"synrob.probe.experiments.{other}") for m in imported)
+            assert not any(m == other or m.startswith(other + ".") for m in relative), path
