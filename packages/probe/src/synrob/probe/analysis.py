@@ -204,7 +204,7 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
     ctrl_tasks = [control_task(task, s) for s in seeds] if opts.control else []
     ctrl_runs = [run_probe(**{**kw, "task": t, "seed": s, "keep_predictions": keep, "save": None,
                               "baselines": False, "on_layer": None})
-                 for t, s in zip(ctrl_tasks, seeds, strict=True)]
+                 for t, s in zip(ctrl_tasks, seeds if opts.control else [], strict=True)]
     run = _combine(runs)
     run.seed = seeds[0]
     for k, res in enumerate(run.layers):
