@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,10 +54,10 @@ def test_control_mdl_bootstrap_json(cli, tmp_path):
             assert m["compression"] == pytest.approx(m["uniform_bits"] / m["online_bits"])
         assert res["mdl"]["compression"] > 1
         assert res["mdl"]["uniform_bits"] == res["control_mdl"]["uniform_bits"]
-    words = sum(int(x.split("\t")[0]) > 0 for x in open(sample_path("train"), encoding="utf-8")
-                if x[:1].isdigit() and "-" not in x.split("\t")[0] and "." not in x.split("\t")[0])
-    k = len({x.split("\t")[3] for x in open(sample_path("train"), encoding="utf-8")
-             if x[:1].isdigit() and "-" not in x.split("\t")[0] and "." not in x.split("\t")[0]})
+    rows = [x.split("\t") for x in Path(sample_path("train")).read_text(encoding="utf-8")
+            .splitlines() if x[:1].isdigit()]
+    rows = [r for r in rows if "-" not in r[0] and "." not in r[0]]  # syntactic words
+    words, k = len(rows), len({r[3] for r in rows})
     assert out["results"][test]["mdl"]["uniform_bits"] == pytest.approx(words * math.log2(k))
     d = out["deltas"][str(copy)]  # the copy is the same sentences: no drop at all
     assert d["reference"] == test and d["aligned_by"] == "position" and d["pairs"] == 250
