@@ -39,6 +39,8 @@ class LayerResult:
     dev: dict[str, float]
     log: TrainLog | None
     predictions: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    #: added by :mod:`synrob.probe.analysis` (``deltas``, per-seed results); empty otherwise
+    extras: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

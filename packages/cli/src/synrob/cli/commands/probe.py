@@ -60,17 +60,58 @@ def _fmt(value: Any) -> str:
 
 def _table(run: ProbeRun, many_layers: bool) -> list[list[str]]:
     best = run.best.layer
-    metrics = [m for m in next(iter(run.layers[0].results.values()), {}) if m != "sentences"]
-    rows = [["layer" if many_layers else "row", "file", *metrics, "sentences"]]
+    first = next(iter(run.layers[0].results.values()), {})
+    metrics = [m for m, v in first.items() if m != "sentences" and not isinstance(v, (dict, list))
+               and not m.endswith("_std")]
+    extra = _extra_columns(run.task.primary_metric, first)
+    rows = [["layer" if many_layers else "row", "file", *metrics, "sentences", *extra]]
     for res in run.layers:
         for f, m in res.results.items():
             mark = "*" if many_layers and res.layer == best else ""
             rows.append([f"{res.layer}{mark}" if many_layers else f"layer {res.layer}", f,
-                         *[_fmt(m.get(k)) for k in metrics], _fmt(m.get("sentences"))])
+                         *[_fmt(m.get(k)) for k in metrics], _fmt(m.get("sentences")),
+                         *_extra_cells(run.task.primary_metric, m, extra)])
     for name, per_file in run.baselines.items():
         for f, m in per_file.items():
-            rows.append([name, f, *[_fmt(m.get(k)) for k in metrics], _fmt(m.get("sentences"))])
+            rows.append([name, f, *[_fmt(m.get(k)) for k in metrics], _fmt(m.get("sentences")),
+                         *[""] * len(extra)])
     return rows
+
+
+def _extra_columns(key: str, m: dict[str, Any]) -> list[str]:
+    """Columns for the primary metric's std, interval, control, selectivity and MDL, when
+    ``--seeds``, ``--bootstrap``, ``--control`` or ``--mdl`` added them."""
+    cols = [(f"{key}_std", "std"), (f"{key}_ci95", "ci95"), ("control", f"control {key}"),
+            ("selectivity", "selectivity"), ("mdl", "compression"),
+            ("control_mdl", "control compression")]
+    return [name for k, name in cols if k in m]
+
+
+def _interval(v: Any) -> str:
+    return f"[{_fmt(v[0])}, {_fmt(v[1])}]" if isinstance(v, list) and len(v) == 2 else ""
+
+
+def _extra_cells(key: str, m: dict[str, Any], columns: list[str]) -> list[str]:
+    def sel(part: dict[str, Any]) -> str:
+        ci = _interval(part.get(f"{key}_ci95"))
+        return _fmt(part.get(key)) + (f" {ci}" if ci else "")
+
+    cells = {"std": lambda: _fmt(m.get(f"{key}_std")), "ci95": lambda: _interval(m.get(f"{key}_ci95")),
+             f"control {key}": lambda: sel(m["control"]), "selectivity": lambda: sel(m["selectivity"]),
+             "compression": lambda: _fmt(m["mdl"]["compression"]),
+             "control compression": lambda: _fmt(m["control_mdl"]["compression"])}
+    return [cells[c]() for c in columns]
+
+
+def _delta_rows(run: ProbeRun) -> list[list[str]]:
+    """The best layer's clean - perturbed drops (``--bootstrap`` with several test files)."""
+    deltas = run.best.extras.get("deltas") or {}
+    key = run.task.primary_metric
+    rows = [["drop (clean - perturbed)", "pairs", key, "ci95", "p_value"]]
+    for f, d in deltas.items():
+        rows.append([f, str(d["pairs"]), _fmt(d.get(key)), _interval(d.get(f"{key}_ci95")),
+                     _fmt(d.get("p_value"))])
+    return rows if len(rows) > 1 else []
 
 
 def _echo_table(rows: list[list[str]]) -> None:
@@ -91,6 +132,13 @@ def run_json(run: ProbeRun, many_layers: bool) -> dict[str, Any]:
     }
     if many_layers:
         out["layers"] = {str(r.layer): {"results": r.results, "dev": r.dev} for r in run.layers}
+        for r in run.layers:
+            if "deltas" in r.extras:
+                out["layers"][str(r.layer)]["deltas"] = r.extras["deltas"]
+    if "deltas" in best.extras:
+        out["deltas"] = best.extras["deltas"]
+    if "seeds" in best.extras:
+        out["seeds"] = best.extras["seeds"]
     return out
 
 
@@ -132,6 +180,11 @@ _Load = Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead
 _Predictions = Annotated[Path | None, typer.Option(help="Write one JSON line per test sentence.")]
 _Baselines = Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+_STATS = "Controls and statistics"
+_Control = Annotated[bool, typer.Option("--control", help="Also train on the task's control task (Hewitt & Liang 2019) and report selectivity (pos, distance, depth, parse).", rich_help_panel=_STATS)]
+_Mdl = Annotated[bool, typer.Option("--mdl", help="Online-code MDL of the training labels (Voita & Titov 2020; pos, root, tree-depth).", rich_help_panel=_STATS)]
+_Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Paired bootstrap resamples over sentences for 95% intervals and clean->perturbed drops (0: off).", rich_help_panel=_STATS)]
+_Seeds = Annotated[str | None, typer.Option("--seeds", help="Comma-separated training seeds (e.g. 0,1,2): metrics are their mean, with per-seed values and std.", rich_help_panel=_STATS)]
 
 
 # ------------------------------------------------------------------ the steps of ``synrob probe``
@@ -233,6 +286,20 @@ def _layer_reporter(task_obj: Task) -> Callable[[Any], None]:
     return report
 
 
+def _seed_list(seeds: str | None) -> list[int]:
+    from synrob.perturb.errors import ParameterError
+
+    if not seeds:
+        return []
+    try:
+        out = [int(x) for x in seeds.split(",") if x.strip()]
+    except ValueError:
+        raise ParameterError(f"--seeds must be comma-separated integers, not {seeds!r}") from None
+    if len(set(out)) != len(out) or not out:
+        raise ParameterError(f"--seeds must list distinct integers, not {seeds!r}")
+    return out
+
+
 def _emit(run: ProbeRun, many: bool, predictions: Path | None, as_json: bool) -> None:
     """Write ``--predictions``, then print the JSON object or the table."""
     from ..output import emit_json, info
@@ -244,16 +311,22 @@ def _emit(run: ProbeRun, many: bool, predictions: Path | None, as_json: bool) ->
         emit_json(run_json(run, many))
     else:
         _echo_table(_table(run, many))
+        deltas = _delta_rows(run)
+        if deltas:
+            typer.echo("")
+            _echo_table(deltas)
 
 
 def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Task = None,
           train: _Train = None, dev: _Dev = None, probe_name: _Probe = None, param: _Param = None,
           seed: _Seed = 0, device: _Device = "auto", save: _Save = None, load: _Load = None,
           predictions: _Predictions = None, baselines: _Baselines = True, as_json: _Json = False,
-          ) -> None:
+          control: _Control = False, mdl: _Mdl = False, bootstrap: _Bootstrap = 0,
+          seeds: _Seeds = None) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
     from synrob.perturb.device import check_device
     from synrob.perturb.plugins import get_registry
+    from synrob.probe.analysis import AnalysisOptions, run_analysed
     from synrob.probe.probing import encoder_features, read_saved, run_probe
 
     device = check_device(device)  # a missing or invalid device fails before any work
@@ -268,11 +341,13 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
     tests, train_p, dev_p = _data_paths(test, train, dev)
     if layers is None:
         layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
-    run = run_probe(encoder=enc_name, task=setup.task, probe=setup.probe, layers=layers,
-                    tests=tests, features=features, train=train_p, dev=dev_p, seed=seed,
-                    device=device, save=save, load=load, keep_predictions=predictions is not None,
-                    baselines=baselines, encoder_params=setup.enc_params,
-                    encoder_identity=setup.identity, on_layer=_layer_reporter(setup.task))
+    kw = dict(encoder=enc_name, task=setup.task, probe=setup.probe, layers=layers,
+              tests=tests, features=features, train=train_p, dev=dev_p, seed=seed,
+              device=device, save=save, load=load, keep_predictions=predictions is not None,
+              baselines=baselines, encoder_params=setup.enc_params,
+              encoder_identity=setup.identity, on_layer=_layer_reporter(setup.task))
+    opts = AnalysisOptions(control, mdl, bootstrap, _seed_list(seeds))
+    run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
     _emit(run, layer == "all", predictions, as_json)
 
 

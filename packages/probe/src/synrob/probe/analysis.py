@@ -1,0 +1,222 @@
+"""``synrob probe --control --mdl --bootstrap N --seeds ...``: a probing run with control tasks,
+MDL codelengths, paired-bootstrap intervals and several training seeds.
+
+:func:`run_analysed` trains with :func:`synrob.probe.probing.run_probe` once per seed (and once
+per seed on the control task of :mod:`synrob.probe.tasks.control`), then adds, to each layer's
+per-file results (``LayerResult.results[file]``):
+
+* with several seeds: every metric ``M`` becomes the mean over seeds, plus ``M_seeds`` (the
+  per-seed values, in ``seeds`` order) and ``M_std`` (population standard deviation, ddof 0);
+* ``control`` (the control task's metrics, same keys) and ``selectivity`` (``M`` - control ``M``
+  for every metric of both, ``sentences`` excepted);
+* ``mdl`` / ``control_mdl`` (:mod:`synrob.probe.mdl`; the training set's codelength, the same
+  for every test file; averaged over seeds);
+* with ``bootstrap`` > 0, ``M_ci95`` for every metric (and in ``control`` and ``selectivity``),
+  from :mod:`synrob.probe.stats`;
+
+and to ``LayerResult.extras["deltas"]``, per perturbed test file (every test file after the
+first, aligned with the first), the **drop** clean - perturbed of every metric with its
+``M_ci95`` and one-sided ``M_p_value``; ``p_value`` is that of the task's primary metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from synrob.perturb.errors import ParameterError
+
+from . import stats as st
+from .mdl import check_mdl, online_codelength
+from .probing import FeatureSource, LayerResult, ProbeRun, run_probe
+from .tasks.base import Task, load_gold
+from .tasks.control import ControlTask, control_task
+
+__all__ = ["AnalysisOptions", "run_analysed"]
+
+_SKIP = ("sentences",)
+
+
+@dataclass
+class AnalysisOptions:
+    """What to add to a probing run (all off: a plain run)."""
+
+    control: bool = False
+    mdl: bool = False
+    bootstrap: int = 0
+    seeds: list[int] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return self.control or self.mdl or self.bootstrap > 0 or bool(self.seeds)
+
+
+def check_options(opts: AnalysisOptions, task: Task, loading: bool) -> None:
+    """One-line :class:`ParameterError` for combinations that cannot work."""
+    if opts.control:
+        ControlTask(task)  # refuses tasks without a control
+    if opts.mdl:
+        check_mdl(task)
+    if loading and (opts.control or opts.mdl or opts.seeds):
+        raise ParameterError("--control, --mdl and --seeds train probes; they cannot be used "
+                             "with --load")
+    if opts.bootstrap < 0:
+        raise ParameterError(f"--bootstrap must be >= 0, not {opts.bootstrap}")
+
+
+def _mean_metrics(dicts: Sequence[dict[str, float]], with_seeds: bool) -> dict[str, Any]:
+    """Mean of each metric over seeds; with ``with_seeds``, ``M_seeds`` and ``M_std`` too."""
+    if len(dicts) == 1:
+        return dict(dicts[0])
+    out: dict[str, Any] = {}
+    for k in dicts[0]:
+        vals = [float(d[k]) for d in dicts]
+        out[k] = float(np.mean(vals))
+        if with_seeds and k not in _SKIP:
+            out[f"{k}_seeds"] = vals
+            out[f"{k}_std"] = float(np.std(vals))
+    return out
+
+
+def _combine(runs: list[ProbeRun]) -> ProbeRun:
+    """The first run with each layer's metrics (results and dev) averaged over the runs."""
+    first = runs[0]
+    for k, res in enumerate(first.layers):
+        per_seed = [r.layers[k] for r in runs]
+        res.results = {f: _mean_metrics([p.results[f] for p in per_seed], True)
+                       for f in res.results}
+        res.dev = _mean_metrics([p.dev for p in per_seed], False)
+        res.extras["seed_results"] = per_seed
+    return first
+
+
+def _metric_keys(m: dict[str, Any]) -> list[str]:
+    return [k for k, v in m.items() if isinstance(v, float) and k not in _SKIP
+            and not k.endswith("_std")]
+
+
+def _add_control(res: LayerResult, controls: list[LayerResult]) -> None:
+    for f, m in res.results.items():
+        ctrl = _mean_metrics([c.results[f] for c in controls], True)
+        m["control"] = ctrl
+        m["selectivity"] = {k: m[k] - ctrl[k] for k in _metric_keys(m) if k in ctrl}
+
+
+def _add_mdl(res: LayerResult, run: ProbeRun, features: FeatureSource, train: str, dev: str,
+             seeds: list[int], device: str, controls: bool) -> None:
+    """``mdl`` (and ``control_mdl``) of the layer, averaged over seeds, into every file."""
+    layer = res.layer
+    tr = (features(train, layer), load_gold(train))
+    dv = (features(dev, layer), load_gold(dev))
+    tasks: list[tuple[str, Any]] = [("mdl", lambda s: run.task)]
+    if controls:
+        tasks.append(("control_mdl", lambda s: _fitted_control(run.task, s, tr[1])))
+    for key, make in tasks:
+        found = [online_codelength(make(s), run.probe, tr, dv, seed=s, device=device)
+                 for s in seeds]
+        online = float(np.mean([r.online_bits for r in found]))
+        uniform = found[0].uniform_bits
+        value = {"online_bits": online, "uniform_bits": uniform,
+                 "compression": uniform / online if online > 0 else float("nan")}
+        if len(found) > 1:
+            value["online_bits_seeds"] = [r.online_bits for r in found]
+        for m in res.results.values():
+            m[key] = dict(value)
+
+
+def _fitted_control(task: Task, seed: int, train: Any) -> ControlTask:
+    ctrl = control_task(task, seed)
+    ctrl.fit(train)
+    return ctrl
+
+
+def _stats(run_task: Task, res_list: list[LayerResult], golds: dict[str, Any], f: str
+           ) -> list[dict[str, st.SentenceStats]]:
+    return [st.sentence_stats(run_task, golds[f], r.predictions[f]) for r in res_list]
+
+
+def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int, seed: int,
+                   controls: list[LayerResult], ctrl_tasks: list[ControlTask]) -> None:
+    """``M_ci95`` of each metric, of the control's and of the selectivity (paired)."""
+    rng = np.random.default_rng(seed)
+    per_seed = res.extras.get("seed_results", [res])
+    for f, m in res.results.items():
+        idx = st.resample_indices(len(golds[f]), n_boot, rng)
+        task_stats = _stats(task, per_seed, golds, f)
+        ctrl_stats = [st.sentence_stats(t, golds[f], c.predictions[f])
+                      for t, c in zip(ctrl_tasks, controls, strict=True)]
+        for k in task_stats[0]:
+            if k not in m:
+                continue
+            values = st.bootstrap_values([s[k] for s in task_stats], idx)
+            m[f"{k}_ci95"] = st.percentile_interval(values)
+            if ctrl_stats and k in m.get("control", {}):
+                cv = st.bootstrap_values([s[k] for s in ctrl_stats], idx)
+                m["control"][f"{k}_ci95"] = st.percentile_interval(cv)
+                m["selectivity"][f"{k}_ci95"] = st.percentile_interval(values - cv)
+
+
+def _add_deltas(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int,
+                seed: int) -> None:
+    """Clean (first test file) minus perturbed drops, paired over aligned sentences."""
+    files = list(res.results)
+    if len(files) < 2:
+        return
+    rng = np.random.default_rng([seed, 1])
+    per_seed = res.extras.get("seed_results", [res])
+    clean = _stats(task, per_seed, golds, files[0])
+    deltas: dict[str, Any] = {}
+    for f in files[1:]:
+        pairs = st.align_pairs(files[0], f, len(golds[files[0]]), len(golds[f]))
+        if pairs is None:
+            continue
+        ci, pi, how = pairs
+        pert = _stats(task, per_seed, golds, f)
+        idx = st.resample_indices(ci.size, n_boot, rng)
+        out: dict[str, Any] = {"reference": files[0], "pairs": int(ci.size), "aligned_by": how}
+        for k in clean[0]:
+            if k not in res.results[f]:
+                continue
+            point = (float(np.mean([s[k].value(ci) for s in clean]))
+                     - float(np.mean([s[k].value(pi) for s in pert])))
+            drops = (st.bootstrap_values([s[k] for s in clean], ci[idx])
+                     - st.bootstrap_values([s[k] for s in pert], pi[idx]))
+            out[k] = point
+            out[f"{k}_ci95"] = st.percentile_interval(drops)
+            out[f"{k}_p_value"] = st.one_sided_p(drops)
+        out["p_value"] = out.get(f"{task.primary_metric}_p_value")
+        deltas[f] = out
+    res.extras["deltas"] = deltas
+
+
+def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
+    """:func:`run_probe` (same keyword arguments) with what ``opts`` asks for added."""
+    task: Task = kw["task"]
+    check_options(opts, task, kw.get("load") is not None)
+    seeds = opts.seeds or [int(kw.get("seed", 0))]
+    keep = bool(kw.get("keep_predictions")) or opts.bootstrap > 0
+    runs = [run_probe(**{**kw, "seed": s, "keep_predictions": keep,
+                         "save": kw.get("save") if k == 0 else None,
+                         "baselines": kw.get("baselines", True) and k == 0})
+            for k, s in enumerate(seeds)]
+    ctrl_tasks = [control_task(task, s) for s in seeds] if opts.control else []
+    ctrl_runs = [run_probe(**{**kw, "task": t, "seed": s, "keep_predictions": keep, "save": None,
+                              "baselines": False, "on_layer": None})
+                 for t, s in zip(ctrl_tasks, seeds if opts.control else [], strict=True)]
+    run = _combine(runs)
+    run.seed = seeds[0]
+    for k, res in enumerate(run.layers):
+        if opts.seeds:
+            res.extras["seeds"] = seeds
+        controls = [c.layers[k] for c in ctrl_runs]
+        if controls:
+            _add_control(res, controls)
+        if opts.mdl:
+            _add_mdl(res, run, kw["features"], kw["train"], kw["dev"], seeds,
+                     kw.get("device", "cpu"), opts.control)
+        if opts.bootstrap > 0:
+            _add_intervals(res, task, run.golds, opts.bootstrap, seeds[0], controls, ctrl_tasks)
+            _add_deltas(res, task, run.golds, opts.bootstrap, seeds[0])
+    return run

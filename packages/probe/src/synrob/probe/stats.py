@@ -1,0 +1,200 @@
+"""Paired bootstrap over sentences: 95 % intervals for test metrics, and clean -> perturbed drops.
+
+Every metric of the built-in tasks is recomputed on a resample from **per-sentence sufficient
+statistics** (:class:`SentenceStats`), never by averaging per-sentence ratios unless the metric
+itself is defined that way:
+
+=============  ============================================  ================================
+form           per sentence ``i``                            metric on sentences ``S``
+=============  ============================================  ================================
+``ratio``      ``a_i`` (e.g. correct edges), ``b_i`` (edges)  sum_S a / sum_S b
+``by_length``  ``a_i`` value, ``b_i`` length (-1: left out)   mean over lengths of the mean
+                                                              value of S's sentences of that
+                                                              length (DSpr, NSpr, as
+                                                              :mod:`synrob.probe.metrics`)
+``spearman``   ``a_i`` predicted, ``b_i`` gold value           Spearman over S (tree-depth)
+=============  ============================================  ================================
+
+A resample is ``n`` sentence indices drawn with replacement (``idx`` (B, n) for B resamples).
+Intervals are percentile intervals (2.5 %, 97.5 %). Resampling is *paired*: the task and its
+control, and a clean file and its perturbed version, are scored on the same drawn indices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import metrics
+from .tasks.base import GoldCorpus, Task
+
+__all__ = ["SentenceStats", "sentence_stats", "resample_indices", "bootstrap_values",
+           "percentile_interval", "one_sided_p", "align_pairs", "read_sources"]
+
+
+@dataclass
+class SentenceStats:
+    """Per-sentence statistics of one metric on one file: ``a``, ``b`` (n_sentences,) float64."""
+
+    form: str  # "ratio", "by_length" or "spearman"
+    a: np.ndarray
+    b: np.ndarray
+
+    def value(self, idx: np.ndarray | None = None) -> float:
+        """The metric over sentences ``idx`` (n,) (all sentences when None)."""
+        i = np.arange(self.a.size) if idx is None else np.asarray(idx)
+        return float(self.values(i[None, :])[0])
+
+    def values(self, idx: np.ndarray) -> np.ndarray:
+        """The metric on each resample of ``idx`` (B, n). Shape: (B,)."""
+        if self.form == "ratio":
+            num, den = self.a[idx].sum(axis=1), self.b[idx].sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        if self.form == "spearman":
+            return np.array([metrics.spearman(self.a[r], self.b[r]) for r in idx])
+        return np.array([_by_length(self.a[r], self.b[r]) for r in idx])
+
+
+def _by_length(values: np.ndarray, lengths: np.ndarray) -> float:
+    ok = (lengths >= 0) & ~np.isnan(values)
+    if not ok.any():
+        return float("nan")
+    lens = lengths[ok].astype(np.int64)
+    counts = np.bincount(lens)
+    sums = np.bincount(lens, weights=values[ok])
+    present = counts > 0
+    return float(np.mean(sums[present] / counts[present]))
+
+
+def _ratio(a: Sequence[float], b: Sequence[float]) -> SentenceStats:
+    return SentenceStats("ratio", np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+
+
+def _in_range(n: int, value: float, lo: int = 5, hi: int = 50) -> tuple[float, float]:
+    return (value, float(n)) if lo <= n <= hi else (float("nan"), -1.0)
+
+
+def _distance_stats(gold: GoldCorpus, preds: list[np.ndarray]) -> dict[str, SentenceStats]:
+    cols: dict[str, list[tuple[float, float]]] = {k: [] for k in ("uuas", "uuas_punct", "dspr",
+                                                                  "sdr")}
+    for i, pd in enumerate(preds):
+        pd = np.asarray(pd, dtype=np.float64)
+        gd, hd = gold.distances(i), gold.heads[i].tolist()
+        keep = ~gold.punct(i)
+        g, p = metrics.gold_edges(hd, gd, keep), metrics.mst_edges(pd, keep)
+        cols["uuas"].append((len(g & p), len(g)))
+        g, p = metrics.gold_edges(hd), metrics.mst_edges(pd)
+        cols["uuas_punct"].append((len(g & p), len(g)))
+        n = gd.shape[0]
+        rho = float(np.nanmean(metrics.row_spearman(pd, gd))) if 5 <= n <= 50 else float("nan")
+        cols["dspr"].append(_in_range(n, rho))
+        iu = np.triu_indices(n, k=1)
+        cols["sdr"].append((float(np.sum(np.rint(pd[iu]) == gd[iu])), iu[0].size))
+    out = {k: _ratio(*zip(*v, strict=True)) if v else _ratio([], []) for k, v in cols.items()}
+    out["dspr"].form = "by_length"
+    return out
+
+
+def _depth_stats(gold: GoldCorpus, preds: list[np.ndarray]) -> dict[str, SentenceStats]:
+    nspr, root = [], []
+    for i, p in enumerate(preds):
+        g = gold.depths(i)
+        nspr.append(_in_range(len(g), metrics.spearman(p, g) if 5 <= len(g) <= 50 else np.nan))
+        root.append(metrics.root_accuracy_from_depths([p], [gold.root(i)], [gold.punct(i)]))
+    a, b = zip(*nspr, strict=True) if nspr else ((), ())
+    return {"nspr": SentenceStats("by_length", np.asarray(a, float), np.asarray(b, float)),
+            "root_acc": _ratio(root, np.ones(len(root)))}
+
+
+def sentence_stats(task: Task, gold: GoldCorpus, preds: list[np.ndarray]
+                   ) -> dict[str, SentenceStats]:
+    """Metric name -> :class:`SentenceStats` for the metrics of the built-in tasks' kinds
+    (a control task is scored on its control corpus); metrics of other tasks get none."""
+    control = getattr(task, "control_corpus", None)
+    if control is not None:
+        gold, task = control(gold), task.base  # type: ignore[attr-defined]
+    ones = np.ones(len(gold))
+    if task.kind == "tag":
+        right = [float(np.sum(np.asarray(p) == t)) for p, t in zip(preds, task.targets(gold),
+                                                                    strict=True)]
+        return {"acc": _ratio(right, gold.lengths), "words_right": _ratio(right, ones)}
+    if task.kind == "select":
+        right = [float(int(p) == int(t)) for p, t in zip(preds, task.targets(gold), strict=True)]
+        return {"root_acc": _ratio(right, ones)}
+    if task.kind == "sentence":
+        pred = np.array([float(task.labels[int(p)]) for p in preds])
+        real = np.array([float(gold.max_depth(i)) for i in range(len(gold))])
+        return {"acc": _ratio((pred == real).astype(float), ones),
+                "spearman": SentenceStats("spearman", pred, real)}
+    if task.kind == "distance":
+        return _distance_stats(gold, preds)
+    if task.kind == "depth":
+        return _depth_stats(gold, preds)
+    return {}
+
+
+def resample_indices(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_boot`` resamples of ``n`` sentence indices with replacement. Shape: (n_boot, n)."""
+    return rng.integers(0, n, size=(n_boot, n)) if n else np.zeros((n_boot, 0), dtype=np.int64)
+
+
+def bootstrap_values(stats: Sequence[SentenceStats], idx: np.ndarray) -> np.ndarray:
+    """The metric on each resample ``idx`` (B, n), averaged over ``stats`` (one per training
+    seed, all of the same file). Shape: (B,)."""
+    return np.mean([s.values(idx) for s in stats], axis=0)
+
+
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> list[float]:
+    """``[low, high]`` percentile interval of bootstrap values (B,), NaN resamples ignored."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if not v.size:
+        return [float("nan"), float("nan")]
+    tail = (1.0 - level) / 2.0 * 100.0
+    return [float(np.percentile(v, tail)), float(np.percentile(v, 100.0 - tail))]
+
+
+def one_sided_p(drops: np.ndarray) -> float:
+    """Bootstrap p-value for "the drop is > 0": ``(1 + #{drop* <= 0}) / (1 + B)`` over the
+    B resampled drops (B,). A drop that is 0 in every resample (identical files) gives 1."""
+    d = np.asarray(drops, dtype=np.float64)
+    d = d[~np.isnan(d)]
+    return float((1 + np.sum(d <= 0)) / (1 + d.size))
+
+
+def read_sources(path: str) -> list[str]:
+    """Per sentence, the ``# synrob.source`` comment, else its ``sent_id``, else ``s{k+1}``
+    (what ``synrob perturb`` writes as the source of an unnamed sentence)."""
+    from synrob.perturb.corpus import read_conllu
+
+    out = []
+    for k, s in enumerate(read_conllu(path)):
+        out.append(s.metadata.get("synrob.source") or s.sent_id or f"s{k + 1}")
+    return out
+
+
+def align_pairs(clean: str, perturbed: str, n_clean: int, n_perturbed: int
+                ) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """Aligned sentence pairs ``(clean idx (m,), perturbed idx (m,), how)``, or None.
+
+    The perturbed file's sentences are matched by their ``# synrob.source`` to the clean file's
+    source keys (:func:`read_sources`; several variants of a sentence make several pairs). With
+    no ``synrob.source`` comment in the perturbed file, sentences are paired by position when
+    both files have as many sentences; otherwise there is no alignment (None).
+    """
+    from synrob.perturb.corpus import read_conllu
+
+    has_source = any("synrob.source" in s.metadata for s in read_conllu(perturbed))
+    if has_source:
+        index = {key: k for k, key in enumerate(read_sources(clean))}
+        pairs = [(index[key], j) for j, key in enumerate(read_sources(perturbed)) if key in index]
+        if not pairs:
+            return None
+        c, p = zip(*pairs, strict=True)
+        return np.asarray(c, dtype=np.int64), np.asarray(p, dtype=np.int64), "source"
+    if n_clean == n_perturbed:
+        return np.arange(n_clean), np.arange(n_clean), "position"
+    return None

@@ -1,0 +1,142 @@
+"""Control tasks (Hewitt & Liang 2019): the same outputs, determined by word types only.
+
+A control task answers "could the probe score this well by memorising word types?". Its
+targets are a fixed function of each word's type (its FORM, case-sensitive), so a probe can
+only learn them by memorising types; **selectivity** = task metric - control metric.
+
+:func:`control_task` builds the control of any :class:`Task` by its ``kind``:
+
+* ``tag`` (``pos``): each word type gets one label, drawn from the task's empirical training
+  label distribution (token counts of the training targets). The draw is a pure function of the
+  run's seed and the type string (:func:`type_uniform`, a BLAKE2b hash), so the same type gets
+  the same label in train, dev and test, and a type unseen in training gets one the same way.
+  The control corpus carries the control label in both tag columns (UPOS and XPOS), which is
+  where the built-in tag task reads it.
+* ``distance`` / ``depth`` (``distance``, ``parse``, ``depth``): a control tree
+  (:func:`control_heads`). Each word type gets one behaviour, uniformly at random from
+  {attach to the first word, attach to the last word, attach to its left neighbour} (again a
+  function of seed and type). The first word is the root; the last word always attaches to the
+  first word (its own "last" is itself, and its "left" could close a cycle through a word that
+  attaches to the last word); every other word follows its type's behaviour. This is always a
+  tree: every head is the first word, the last word (whose head is the first word) or a word
+  further left. Distances, depths and the root come from that tree; punctuation masks (UPOS)
+  are unchanged, so UUAS still leaves punctuation out.
+* ``select`` / ``sentence`` (``root``, ``tree-depth``) have no control task: Hewitt & Liang
+  define controls for word-level outputs, where memorising types is the confound; any function
+  of a sentence's types chosen as a sentence label would be arbitrary. :func:`control_task`
+  refuses them with a :class:`ParameterError`.
+
+The control task scores predictions with the base task's own ``evaluate`` on the control corpus,
+so its metrics have the same keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+from synrob.perturb.errors import ParameterError
+
+from .base import GoldCorpus, Task
+
+__all__ = ["ControlTask", "control_task", "control_heads", "type_uniform", "BEHAVIOURS",
+           "CONTROL_KINDS"]
+
+#: Task kinds that have a control task.
+CONTROL_KINDS = ("tag", "distance", "depth")
+#: Behaviours of a word type in the control tree, drawn uniformly.
+BEHAVIOURS = ("first", "last", "left")
+
+
+def type_uniform(seed: int, word_type: str, salt: str = "") -> float:
+    """A number in [0, 1) determined by ``seed``, ``salt`` and the type string (no state)."""
+    key = f"{int(seed)}\x1f{salt}\x1f{word_type}".encode()
+    digest = hashlib.blake2b(key, digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2.0**64
+
+
+def control_heads(forms: list[str], seed: int) -> np.ndarray:
+    """The control tree of a sentence: heads (n,) int64, 1-based, 0 = root (the first word).
+
+    Word ``i`` (0-based) with behaviour ``first`` attaches to word 0, ``last`` to word n-1,
+    ``left`` to word i-1; word 0 is the root and word n-1 attaches to word 0 (see the module
+    docstring for why).
+    """
+    n = len(forms)
+    heads = np.zeros(n, dtype=np.int64)
+    for i in range(1, n):
+        if i == n - 1:
+            heads[i] = 1
+            continue
+        b = BEHAVIOURS[int(type_uniform(seed, forms[i], "tree") * len(BEHAVIOURS))]
+        heads[i] = 1 if b == "first" else (n if b == "last" else i)
+    return heads
+
+
+class ControlTask(Task):
+    """The control task of ``base`` (same kind, metrics and probe); see the module docstring."""
+
+    name = "control"
+    kind = "tag"
+    default_probe = "linear"
+    primary_metric = "acc"
+
+    def __init__(self, base: Task, seed: int = 0) -> None:
+        if base.kind not in CONTROL_KINDS:
+            raise ParameterError(_no_control(base.name))
+        self.base = base
+        self.seed = int(seed)
+        self.options = base.options
+        self.labels = base.labels
+        self.name = f"{base.name}-control"  # type: ignore[misc]
+        self.kind = base.kind  # type: ignore[misc]
+        self.default_probe = base.default_probe  # type: ignore[misc]
+        self.primary_metric = base.primary_metric  # type: ignore[misc]
+        self.cdf = np.zeros(0)  # cumulative empirical label distribution (tag kind)
+        self._memo: dict[str, str] = {}
+
+    def fit(self, train: GoldCorpus) -> None:
+        """Fit the base task, then (tag kind) the empirical label distribution of ``train``."""
+        self.base.fit(train)
+        self.labels = self.base.labels
+        if self.kind == "tag":
+            ids = np.concatenate(self.base.targets(train)) if len(train) else np.zeros(0, int)
+            counts = np.bincount(ids[ids >= 0], minlength=len(self.labels)).astype(np.float64)
+            self.cdf = np.cumsum(counts / max(counts.sum(), 1.0))
+            self._memo = {}
+
+    def label_of(self, word_type: str) -> str:
+        """The control label of a word type (inverse CDF of the empirical distribution)."""
+        if word_type not in self._memo:
+            u = type_uniform(self.seed, word_type, "tag")
+            k = int(np.searchsorted(self.cdf, u, side="right"))
+            self._memo[word_type] = self.labels[min(k, len(self.labels) - 1)]
+        return self._memo[word_type]
+
+    def control_corpus(self, gold: GoldCorpus) -> GoldCorpus:
+        """``gold`` with control labels (tag) or control heads (structural) in place of gold's."""
+        if self.kind == "tag":
+            tags = [[self.label_of(f) for f in sent] for sent in gold.forms]
+            return GoldCorpus(gold.path, gold.sent_ids, gold.forms, tags, tags, gold.heads)
+        heads = [control_heads(sent, self.seed) for sent in gold.forms]
+        return GoldCorpus(gold.path, gold.sent_ids, gold.forms, gold.upos, gold.xpos, heads)
+
+    def targets(self, gold: GoldCorpus) -> list[np.ndarray]:
+        return self.base.targets(self.control_corpus(gold))
+
+    def evaluate(self, gold: GoldCorpus, predictions: list[np.ndarray]) -> dict[str, float]:
+        return self.base.evaluate(self.control_corpus(gold), predictions)
+
+    def state(self) -> dict[str, Any]:
+        return {**self.base.state(), "control_seed": self.seed, "control_cdf": self.cdf.tolist()}
+
+
+def _no_control(name: str) -> str:
+    return (f"task {name!r} has no control task; control tasks exist for word-level and "
+            "structural tasks (pos, distance, depth, parse)")
+
+
+def control_task(task: Task, seed: int = 0) -> ControlTask:
+    """The control task of ``task`` (seeded); :class:`ParameterError` for kinds without one."""
+    return ControlTask(task, seed)

@@ -1,0 +1,121 @@
+"""Paired bootstrap (synrob.probe.stats): exact metrics from per-sentence statistics, coverage
+of the percentile interval, paired drops and alignment by ``# synrob.source``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synrob.perturb.data import sample_path
+from synrob.probe import stats as st
+from synrob.probe.tasks import CorpusTreeDepthTask, DepthTask, DistanceTask, PosTask, RootTask
+from synrob.probe.tasks.base import load_gold
+from synrob.probe.tasks.control import control_task
+
+
+@pytest.fixture(scope="module")
+def gold():
+    return load_gold(sample_path("test"))
+
+
+def _random_preds(task, gold, rng):
+    out = []
+    for i, n in enumerate(gold.lengths.tolist()):
+        if task.kind == "distance":
+            x = rng.normal(size=(n, 3))
+            out.append(np.linalg.norm(x[:, None] - x[None], axis=-1) * 2)
+        elif task.kind == "depth":
+            out.append(gold.depths(i) + rng.normal(scale=1.0, size=n))
+        elif task.kind == "tag":
+            t = task.targets(gold)[i]
+            out.append(np.where(rng.random(n) < 0.7, t, rng.integers(0, len(task.labels), n)))
+        elif task.kind == "select":
+            out.append(np.array(rng.integers(0, n), dtype=np.int64))
+        else:
+            out.append(np.array(rng.integers(0, len(task.labels)), dtype=np.int64))
+    return out
+
+
+@pytest.mark.parametrize("make", [PosTask, RootTask, CorpusTreeDepthTask, DistanceTask, DepthTask])
+def test_sentence_stats_reproduce_evaluate(make, gold):
+    task = make()
+    task.fit(load_gold(sample_path("train")))
+    preds = _random_preds(task, gold, np.random.default_rng(0))
+    expected = task.evaluate(gold, preds)
+    got = st.sentence_stats(task, gold, preds)
+    assert set(got) == set(expected) - {"sentences"}
+    for k, s in got.items():
+        assert s.value() == pytest.approx(expected[k], rel=1e-12, abs=1e-12), k
+
+
+def test_control_stats_use_the_control_corpus(gold):
+    ctrl = control_task(DistanceTask(), 0)
+    ctrl.fit(gold)
+    preds = _random_preds(ctrl, gold, np.random.default_rng(1))
+    expected = ctrl.evaluate(gold, preds)
+    for k, s in st.sentence_stats(ctrl, gold, preds).items():
+        assert s.value() == pytest.approx(expected[k], rel=1e-12, abs=1e-12), k
+
+
+def test_ratio_resample_is_sum_over_sum():
+    s = st.SentenceStats("ratio", np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0, 4.0]))
+    idx = np.array([[0, 0, 2], [1, 1, 1]])
+    assert s.values(idx).tolist() == [5 / 8, 1.0]
+    assert s.value() == 6 / 8
+
+
+def test_by_length_resample_matches_definition():
+    s = st.SentenceStats("by_length", np.array([0.2, 0.4, 0.9, np.nan]), np.array([5, 5, 7, -1.0]))
+    assert s.value() == pytest.approx(np.mean([0.3, 0.9]))
+    assert s.value(np.array([0, 0, 2])) == pytest.approx(np.mean([0.2, 0.9]))
+
+
+def test_percentile_interval_covers_the_true_mean_at_about_95_percent():
+    rng = np.random.default_rng(123)
+    hits, n_sets = 0, 200
+    for _ in range(n_sets):
+        data = rng.exponential(scale=2.0, size=80)  # true mean 2, skewed
+        s = st.SentenceStats("ratio", data, np.ones_like(data))
+        low, high = st.percentile_interval(s.values(st.resample_indices(80, 500, rng)))
+        hits += low <= 2.0 <= high
+    assert 0.90 <= hits / n_sets <= 0.99
+
+
+def test_identical_files_drop_zero_p_one(gold):
+    task = PosTask()
+    task.fit(gold)
+    stats = st.sentence_stats(task, gold, _random_preds(task, gold, np.random.default_rng(2)))
+    ci, pi, how = st.align_pairs(gold.path, gold.path, len(gold), len(gold))
+    assert how == "position" and np.array_equal(ci, pi)  # no synrob.source comment
+    idx = st.resample_indices(ci.size, 300, np.random.default_rng(0))
+    drops = (st.bootstrap_values([stats["acc"]], ci[idx])
+             - st.bootstrap_values([stats["acc"]], pi[idx]))
+    assert np.all(drops == 0)
+    assert st.percentile_interval(drops) == [0.0, 0.0]
+    assert st.one_sided_p(drops) == 1.0
+
+
+def test_one_sided_p_of_a_clear_drop():
+    assert st.one_sided_p(np.full(999, 0.1)) == pytest.approx(1 / 1000)
+    assert st.one_sided_p(np.array([-1.0, 1.0, 1.0, 1.0])) == pytest.approx(2 / 5)
+
+
+def _conllu(sentences):
+    out = []
+    for sid, source, words in sentences:
+        lines = [f"# sent_id = {sid}"] + ([f"# synrob.source = {source}"] if source else [])
+        for k, w in enumerate(words, 1):
+            lines.append(f"{k}\t{w}\t{w}\tNOUN\t_\t_\t{0 if k == 1 else 1}\t_\t_\t_")
+        out.append("\n".join(lines))
+    return "\n\n".join(out) + "\n\n"
+
+
+def test_align_by_source_position_or_none(tmp_path):
+    clean, pert, plain = tmp_path / "c.conllu", tmp_path / "p.conllu", tmp_path / "q.conllu"
+    clean.write_text(_conllu([("a", None, ["x", "y"]), ("b", None, ["z"]), ("c", None, ["u"])]))
+    pert.write_text(_conllu([("c.v0", "c", ["u"]), ("a.v0", "a", ["y", "x"]),
+                             ("a.v1", "a", ["x", "x"])]))
+    plain.write_text(_conllu([("x1", None, ["p"]), ("x2", None, ["q"])]))
+    ci, pi, how = st.align_pairs(str(clean), str(pert), 3, 3)
+    assert how == "source" and ci.tolist() == [2, 0, 0] and pi.tolist() == [0, 1, 2]
+    assert st.align_pairs(str(clean), str(plain), 3, 2) is None
+    assert st.align_pairs(str(clean), str(plain), 2, 2)[2] == "position"
