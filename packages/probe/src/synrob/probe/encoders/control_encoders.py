@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from synrob.perturb.errors import ResourceError
+from synrob.perturb.models import first_line
 from synrob.perturb.params import Param
 
 from .base import EncodedBatch, Encoder, word_offsets
@@ -31,7 +32,7 @@ class RandomInitEncoder(TransformerEncoder):
     params = (*TransformerEncoder.params,
               Param("seed", int, 0, "seed of the weight initialisation"))
 
-    def _load_model(self, src: str, kw: dict[str, Any], dtype: Any) -> Any:
+    def _load_model(self, dtype: Any) -> Any:
         import torch
         from transformers import AutoModel
 
@@ -41,6 +42,8 @@ class RandomInitEncoder(TransformerEncoder):
             model = AutoModel.from_config(
                 self.config, trust_remote_code=self.options["trust_remote_code"]
             )
+        except (OSError, ValueError) as exc:
+            raise self._not_found(self.source, "weights", first_line(exc), False) from None
         finally:
             torch.random.set_rng_state(state)
         return model.to(dtype)
@@ -109,22 +112,16 @@ class FastPosEncoder(Encoder):
     def _load(self) -> None:
         from transformers import AutoModel
 
-        src, kw, _ = self.trans._source()
-        kw = {**kw, "trust_remote_code": self.trans.options["trust_remote_code"]}  # False
-        try:
-            model = AutoModel.from_pretrained(src, **kw)
-        except (OSError, ValueError) as exc:  # e.g. a model that needs its own code
-            raise self.trans._not_found(exc) from None
+        # trust_remote_code as the transformer is configured (False); a model that needs its
+        # own code is a one-line ResourceError
+        model = self.trans.from_pretrained(AutoModel, "weights")
         self.pos, self.first_row = position_embeddings(model)
         del model
         self.static.load()
         # words take the position of their index after the prefix special tokens ([CLS])
         from transformers import AutoTokenizer
 
-        try:
-            tok = AutoTokenizer.from_pretrained(src, **kw)
-        except (OSError, ValueError) as exc:
-            raise self.trans._not_found(exc) from None
+        tok = self.trans.from_pretrained(AutoTokenizer, "tokenizer")
         ids = tok([["a"]], is_split_into_words=True).word_ids(0)
         self.first_row += next(i for i, w in enumerate(ids) if w is not None)
 

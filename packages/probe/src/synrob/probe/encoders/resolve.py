@@ -17,18 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from synrob.perturb.models import is_model_path
 from synrob.perturb.plugins import get_registry
 
 from .aliases import ALIASES, alias_params
 from .base import Encoder
 
 __all__ = ["resolve_encoder", "spec_target"]
-
-
-def _is_model_path(p: Path) -> bool:
-    if p.is_file():
-        return p.suffix == ".gguf"
-    return (p / "config.json").is_file() or any(p.glob("*.gguf"))
 
 
 def spec_target(spec: str, params: Mapping[str, Any] | None = None
@@ -42,7 +37,7 @@ def spec_target(spec: str, params: Mapping[str, Any] | None = None
         return spec, given
     p = Path(spec).expanduser()
     if p.exists():
-        if _is_model_path(p):
+        if is_model_path(p):
             return "transformer", {"model": spec, **given}
         return "static", {"path": spec, **given}
     return "transformer", {"model": spec, **given}

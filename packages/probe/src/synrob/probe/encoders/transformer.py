@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from synrob.perturb.device import DEVICE_HELP, resolve_device
 from synrob.perturb.errors import ParameterError, ResourceError
+from synrob.perturb.models import ModelSource, from_pretrained, resolve_model
 from synrob.perturb.params import Param
 
 from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, word_offsets
@@ -102,27 +103,18 @@ class TransformerEncoder(Encoder):
         self._prefix_space = False
 
     # ------------------------------------------------------------------ source
-    def _source(self) -> tuple[str, dict[str, Any], bool]:
-        """(name or directory, from_pretrained kwargs, is_local)."""
-        raw = self.options["model"]
-        p = Path(raw).expanduser()
-        if p.is_file() and p.suffix == ".gguf":
-            return str(p.parent), {"gguf_file": p.name}, True
-        if p.is_dir():
-            ggufs = sorted(p.glob("*.gguf"))
-            if not (p / "config.json").is_file() and len(ggufs) == 1:
-                return str(p), {"gguf_file": ggufs[0].name}, True
-            return str(p), {}, True
-        if p.exists() or raw.startswith(("/", "./", "../", "~")) or raw.endswith(".gguf"):
-            raise ResourceError(f"model path {raw}: not a model directory or .gguf file")
-        return raw, {"revision": self.options["revision"]}, False
+    @property
+    def source(self) -> ModelSource:
+        """Where the model's files are (:func:`synrob.perturb.models.resolve_model`)."""
+        return resolve_model(self.options["model"], revision=self.options["revision"])
 
-    def _not_found(self, exc: Exception) -> ResourceError:
+    def _not_found(self, source: ModelSource, what: str, reason: str, offline: bool
+                   ) -> ResourceError:
+        """The encoder's wording of a failed load (a :data:`~synrob.perturb.models.LoadError`)."""
         from .aliases import ALIASES
 
         raw = self.options["model"]
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if self._source()[2]:
+        if source.is_local:
             return ResourceError(f"cannot load model from {raw}: {reason}")
         return ResourceError(
             f"cannot load model {raw!r}: not a local path and not available from the Hugging "
@@ -130,33 +122,27 @@ class TransformerEncoder(Encoder):
             f"alias ({', '.join(sorted(ALIASES))})"
         )
 
+    def from_pretrained(self, factory: Any, what: str, **kwargs: Any) -> Any:
+        """``factory.from_pretrained`` of this encoder's model through the one model loader
+        (offline first, ``trust_remote_code`` as configured, the encoder's one-line errors)."""
+        return from_pretrained(factory, self.source, what, error=self._not_found,
+                               trust_remote_code=self.options["trust_remote_code"], **kwargs)
+
     def resource_identity(self) -> dict[str, Any]:
-        src, kw, local = self._source()
-        if not local:
-            return {"hub": src, "revision": self.options["revision"]}
-        if "gguf_file" in kw:
-            f = Path(src) / kw["gguf_file"]
+        src = self.source
+        if not src.is_local:
+            return {"hub": src.location, "revision": self.options["revision"]}
+        if src.gguf_file is not None:
+            f = Path(src.location) / src.gguf_file
             return {"files": {f.name: file_fingerprint(f)}}
-        return {"files": tree_fingerprint(Path(src), _WEIGHT_PATTERNS)}
+        return {"files": tree_fingerprint(Path(src.location), _WEIGHT_PATTERNS)}
 
     @property
     def config(self) -> Any:
         if self._config is None:
             from transformers import AutoConfig
 
-            src, kw, local = self._source()
-            trust = self.options["trust_remote_code"]
-            try:
-                self._config = AutoConfig.from_pretrained(
-                    src, trust_remote_code=trust, local_files_only=True, **kw
-                )
-            except (OSError, ValueError) as exc:
-                if local or not _hub_reachable():
-                    raise self._not_found(exc) from None
-                try:
-                    self._config = AutoConfig.from_pretrained(src, trust_remote_code=trust, **kw)
-                except (OSError, ValueError) as exc2:
-                    raise self._not_found(exc2) from None
+            self._config = self.from_pretrained(AutoConfig, "config")
         return self._config
 
     @property
@@ -185,12 +171,10 @@ class TransformerEncoder(Encoder):
         return min(limits) if limits else 512
 
     # ------------------------------------------------------------------ loading
-    def _load_model(self, src: str, kw: dict[str, Any], dtype: Any) -> Any:
+    def _load_model(self, dtype: Any) -> Any:
         from transformers import AutoModel
 
-        return AutoModel.from_pretrained(
-            src, dtype=dtype, trust_remote_code=self.options["trust_remote_code"], **kw
-        )
+        return self.from_pretrained(AutoModel, "weights", dtype=dtype)
 
     def _load(self) -> None:
         import torch
@@ -199,17 +183,11 @@ class TransformerEncoder(Encoder):
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-        src, kw, _ = self._source()
         config = self.config
         self.device = resolve_device(self.options["device"])
         dtype = getattr(torch, self.options["precision"])
-        try:
-            tok = AutoTokenizer.from_pretrained(
-                src, trust_remote_code=self.options["trust_remote_code"], **kw
-            )
-            model = self._load_model(src, kw, dtype)
-        except (OSError, ValueError) as exc:
-            raise self._not_found(exc) from None
+        tok = self.from_pretrained(AutoTokenizer, "tokenizer")
+        model = self._load_model(dtype)
         if not getattr(tok, "is_fast", False):
             raise ResourceError(
                 f"model {self.options['model']!r} has no fast tokenizer (tokenizer.json); "
@@ -502,22 +480,6 @@ def _edge_tokens(target: np.ndarray, first: bool) -> np.ndarray:
         nxt = np.concatenate([target[:, 1:], pad], axis=1)
         edge = (target >= 0) & (target != nxt)
     return np.nonzero(edge.reshape(-1))[0]
-
-
-def _hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether the Hugging Face hub answers (False at once when HF_HUB_OFFLINE is set)."""
-    import os
-    import socket
-    from urllib.parse import urlparse
-
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
-        return False
-    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
-    try:
-        with socket.create_connection((host or "huggingface.co", 443), timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def _is_byte_level(tok: Any) -> bool:
