@@ -146,13 +146,16 @@ def test_cpu_auto_and_invalid_specs_never_import_torch() -> None:
 
 
 def test_one_resolver_for_every_layer() -> None:
-    """lm loading, probe training and the transformer encoder share the one function."""
+    """lm loading, probing runs, MDL and the transformer encoder share the one function."""
     import synrob.perturb.lm as lm
     import synrob.probe.encoders.transformer as transformer
+    import synrob.probe.mdl as mdl
+    import synrob.probe.probing as probing
     import synrob.probe.training as training
 
     assert lm.resolve_device is resolve_device
-    assert training.resolve_device is resolve_device
+    assert probing.resolve_device is mdl.resolve_device is resolve_device
+    assert not hasattr(training, "resolve_device")  # no re-export: one home
     assert transformer.resolve_device is resolve_device
     assert not hasattr(transformer, "pick_device")
 

@@ -1,7 +1,7 @@
 """The one model loader: model names to files, and offline-first ``from_pretrained``.
 
 Every Hugging Face model synrob loads goes through this module: the transformer encoders
-(:mod:`synrob.probe.encoders.transformer`), and language-model loading for coCO and LM scoring
+(in the probe layer), and language-model loading for coCO and LM scoring
 (:mod:`synrob.perturb.lm`). It owns
 
 * **name resolution** (:func:`resolve_model`): an offline alias from :data:`MODEL_ALIASES`

@@ -20,11 +20,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from synrob.perturb.device import resolve_device
 from synrob.perturb.errors import ParameterError
 
 from .probes.base import Probe
 from .tasks.base import GoldCorpus, Task
-from .training import Features, make_batches, resolve_device
+from .training import Features, make_batches
 
 __all__ = ["FRACTIONS", "MDLResult", "block_ends", "uniform_bits", "online_codelength",
            "MDL_KINDS"]

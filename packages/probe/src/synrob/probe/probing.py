@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from synrob.perturb.device import resolve_device
 from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
 
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
 from .tasks.base import GoldCorpus, Task, load_gold
-from .training import Features, TrainLog, fit, make_batches, predict, resolve_device
+from .training import Features, TrainLog, fit, make_batches, predict
 from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",

@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from synrob.perturb.device import resolve_device  # the one device resolver, re-exported
 
 if TYPE_CHECKING:
     import torch
 
     from .probes.base import Probe
 
-__all__ = ["Features", "Batch", "BatchSet", "make_batches", "fit", "predict", "TrainLog",
-           "resolve_device"]
+__all__ = ["Features", "Batch", "BatchSet", "make_batches", "fit", "predict", "TrainLog"]
 
 
 @dataclass

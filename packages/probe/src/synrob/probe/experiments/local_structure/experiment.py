@@ -245,10 +245,11 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
     Sentence-level tasks are scored on every set against the tree of the original sentence;
     word-level tasks only on sets whose CoNLL-U holds the gold words (``word_gold``).
     """
+    from synrob.perturb.device import resolve_device
     from synrob.perturb.plugins import get_registry
     from synrob.probe.probing import evaluate_probe, train_probe
     from synrob.probe.tasks.base import load_gold
-    from synrob.probe.training import make_batches, predict, resolve_device
+    from synrob.probe.training import make_batches, predict
 
     reg = get_registry()
     task_cls = reg.get("task", key["task"])

@@ -242,10 +242,10 @@ class _Cell:
     then the rows of each perturbed condition."""
 
     def __init__(self, key: dict[str, Any], data_dir: Path, device: str) -> None:
+        from synrob.perturb.device import resolve_device
         from synrob.perturb.plugins import get_registry
         from synrob.probe.probing import encoder_features
         from synrob.probe.tasks.base import load_gold
-        from synrob.probe.training import resolve_device
 
         reg = get_registry()
         self.key, self.data_dir = key, data_dir
