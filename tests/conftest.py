@@ -97,3 +97,46 @@ def _write_sample_slice(split: str, n: int, dest: Path) -> str:
 def sample_slice():
     """``sample_slice(split, n, dest) -> path``: a small slice of the bundled EWT sample."""
     return _write_sample_slice
+
+
+TINY_WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "."]
+TINY_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>"]
+
+
+def _tiny_word_tokenizer(with_template: bool):
+    """A whitespace word-level tokenizer over TINY_WORDS: every word is exactly one token."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(TINY_SPECIAL + TINY_WORDS)}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    if with_template:
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]",
+                                       pad_token="[PAD]", cls_token="[CLS]",
+                                       sep_token="[SEP]", mask_token="[MASK]")
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", bos_token="<s>",
+                                   eos_token="<s>")
+
+
+@pytest.fixture(scope="session")
+def tiny_lms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A tiny GPT-2 (causal) and a tiny BERT (masked), random weights, saved to a temp dir."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel
+
+    root = tmp_path_factory.mktemp("scoring")
+    torch.manual_seed(0)
+    n = len(TINY_SPECIAL) + len(TINY_WORDS)
+    gpt = GPT2LMHeadModel(GPT2Config(vocab_size=n, n_embd=16, n_layer=2, n_head=2,
+                                     n_positions=64))
+    gpt.save_pretrained(root / "causal")
+    _tiny_word_tokenizer(False).save_pretrained(root / "causal")
+    bert = BertForMaskedLM(BertConfig(vocab_size=n, hidden_size=16, num_hidden_layers=2,
+                                      num_attention_heads=2, intermediate_size=32,
+                                      max_position_embeddings=64))
+    bert.save_pretrained(root / "masked")
+    _tiny_word_tokenizer(True).save_pretrained(root / "masked")
+    return {"causal": root / "causal", "masked": root / "masked"}

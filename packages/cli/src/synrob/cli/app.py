@@ -43,6 +43,7 @@ COMMAND_MODULES = (
     "perturb",
     "parse",
     "metrics",
+    "score",
     "encode",
     "probe",
     "run",

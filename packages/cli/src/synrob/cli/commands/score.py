@@ -1,0 +1,132 @@
+"""``synrob score``: behavioural scores of aligned original/perturbed pairs under a language model.
+
+The library side is :mod:`synrob.probe.behaviour` (pairing, scoring, the bootstrap summary) on
+top of :mod:`synrob.perturb.scoring` (sentence log-probabilities); this module checks the
+options, shows progress on stderr and prints: a short summary, or JSON lines with ``--json``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from synrob.perturb.device import DEVICE_HELP
+
+if TYPE_CHECKING:
+    from synrob.probe.behaviour import PairScore, SentencePair
+
+_CHUNK = 64  # pairs scored per step of the progress bar
+_SCORING = {"causal": "sum of token log-probabilities given BOS",
+            "masked": "pseudo-log-likelihood (Salazar et al. 2020)"}
+
+_Original = Annotated[str, typer.Argument(
+    help="Original CoNLL-U sentences (a file, sample:en_ewt:SPLIT or ud:NAME:SPLIT).")]
+_Perturbed = Annotated[str, typer.Argument(
+    help="Perturbed CoNLL-U sentences (synrob perturb output, or aligned by position).")]
+_Lm = Annotated[str, typer.Option("--lm", help="Language model: an alias (smollm2), a local "
+                                  "directory, a .gguf file or a Hugging Face name.")]
+_Json = Annotated[bool, typer.Option("--json", help="JSON lines: one per scored pair, then the "
+                                     "summary.")]
+_Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples over pairs "
+                                         "for the 95% interval of the accuracy (0: none).")]
+_Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")]
+_Device = Annotated[str, typer.Option(help=DEVICE_HELP)]
+_BatchSize = Annotated[int, typer.Option(help="Sentences (masked LMs: masked copies) per "
+                                         "forward pass.")]
+_Limit = Annotated[int | None, typer.Option(help="Score only the first N aligned pairs "
+                                            "(unchanged ones included in the N).")]
+
+
+def _one_file(spec: str) -> str:
+    from synrob.perturb.data import resolve_input
+    from synrob.perturb.errors import ResourceError
+
+    paths = resolve_input(spec)
+    if len(paths) != 1 or str(paths[0]) == "-":
+        raise ResourceError(f"{spec!r} must name one CoNLL-U file")
+    return str(paths[0])
+
+
+def _check_options(bootstrap: int, batch_size: int, limit: int | None) -> None:
+    from synrob.perturb.errors import ParameterError
+
+    if bootstrap < 0:
+        raise ParameterError(f"--bootstrap must be 0 or more, not {bootstrap}")
+    if batch_size < 1:
+        raise ParameterError(f"--batch-size must be at least 1, not {batch_size}")
+    if limit is not None and limit < 1:
+        raise ParameterError(f"--limit must be at least 1, not {limit}")
+
+
+def _score_all(lm: Any, pairs: list[SentencePair], batch_size: int) -> list[PairScore]:
+    from synrob.probe.behaviour import score_pairs
+
+    from ..output import progress
+
+    chunks = [pairs[i:i + _CHUNK] for i in range(0, len(pairs), _CHUNK)]
+    scores: list[PairScore] = []
+    for chunk in progress(chunks, f"scoring {len(pairs)} pairs", total=len(chunks)):
+        scores.extend(score_pairs(lm, chunk, batch_size=batch_size))
+    return scores
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    def num(v: float, fmt: str = ".2f") -> str:
+        return "n/a" if v != v else format(v, fmt)
+
+    lo, hi = s["accuracy_ci95"]
+    interval = (f"  95% CI [{num(100 * lo, '.1f')}, {num(100 * hi, '.1f')}] "
+                f"(bootstrap {s['bootstrap']}, seed {s['seed']})" if s["bootstrap"] else "")
+    rows = [
+        ("lm", f"{s['lm']} ({s['lm_kind']}: {_SCORING[s['lm_kind']]})"),
+        ("pairs scored", f"{s['pairs']} (aligned by {s['aligned_by']}; "
+                         f"{s['skipped']} unchanged pairs skipped)"),
+        ("prefers original", f"{s['preferred']} = {num(100 * s['accuracy'], '.1f')} %{interval}"),
+        ("ties", f"{s['ties']} (counted as not preferring the original)"),
+        ("mean log-prob", f"original {num(s['mean_logprob_original'])} nats "
+                          f"({num(s['logprob_per_token_original'], '.3f')}/token), perturbed "
+                          f"{num(s['mean_logprob_perturbed'])} nats "
+                          f"({num(s['logprob_per_token_perturbed'], '.3f')}/token)"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        typer.echo(f"{key:<{width}}  {value}")
+
+
+def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_json: _Json = False,
+          bootstrap: _Bootstrap = 1000, seed: _Seed = 0, device: _Device = "auto",
+          batch_size: _BatchSize = 32, limit: _Limit = None) -> None:
+    """Does the LM prefer the original? Score aligned ORIGINAL/PERTURBED sentence pairs.
+
+    Pairs are aligned by the synrob.source comments of PERTURBED (else by position). Each side
+    gets its total log-probability in nats (causal LMs: sum of token log-probabilities given
+    BOS; masked LMs: pseudo-log-likelihood). The LM prefers the original when its total is
+    strictly higher (ties do not count). Pairs with identical texts (unchanged by the
+    perturber) are skipped and counted. The accuracy's 95% interval is a seeded percentile
+    bootstrap over pairs.
+    """
+    from synrob.perturb.device import check_device
+    from synrob.perturb.lm import load_lm
+    from synrob.probe.behaviour import pair_sentences, preference_summary, split_unchanged
+
+    from ..output import emit_json
+
+    device = check_device(device)  # a missing or invalid device fails before any work
+    _check_options(bootstrap, batch_size, limit)
+    pairs, how = pair_sentences(_one_file(original), _one_file(perturbed))
+    kept, skipped = split_unchanged(pairs[:limit] if limit is not None else pairs)
+    loaded = load_lm(lm, device=device)
+    scores = _score_all(loaded, kept, batch_size)
+    summary = {**preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
+               "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "bootstrap": bootstrap,
+               "seed": seed}
+    if not as_json:
+        _print_summary(summary)
+        return
+    for item in scores:
+        emit_json(item.as_dict())
+    emit_json(summary)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score)

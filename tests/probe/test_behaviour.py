@@ -1,0 +1,133 @@
+"""Behavioural scores (synrob.probe.behaviour): pairing, unchanged pairs, preference, bootstrap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synrob.perturb.corpus import read_conllu
+from synrob.perturb.errors import SynrobError
+from synrob.perturb.lm import load_lm
+from synrob.perturb.scoring import sentence_logprobs
+from synrob.probe.behaviour import (
+    PairScore,
+    SentencePair,
+    pair_sentences,
+    preference_summary,
+    score_pairs,
+    split_unchanged,
+)
+
+
+@pytest.fixture
+def files(cli, sample_slice, tmp_path):
+    """12 sample sentences, their BShift version (with synrob.source), and the same BShift
+    sentences without synrob.source comments (aligned by position only)."""
+    orig = sample_slice("test", 12, tmp_path)
+    res = cli(["perturb", "--kind", "bshift", "--seed", "1", orig])
+    assert res.exit_code == 0, res.stderr
+    pert = tmp_path / "bshift.conllu"
+    pert.write_text(res.stdout, encoding="utf-8")
+    bare = tmp_path / "bare.conllu"
+    bare.write_text("".join(line for line in res.stdout.splitlines(keepends=True)
+                            if not line.startswith("# synrob.source")), encoding="utf-8")
+    return orig, pert, bare
+
+
+def test_pairs_by_source(files):
+    orig, pert, _ = files
+    pairs, how = pair_sentences(orig, pert)
+    texts = {s.sent_id: s.text for s in read_conllu(orig)}
+    perturbed = list(read_conllu(pert))
+    assert how == "source" and len(pairs) == len(perturbed) == 12
+    for p, s in zip(pairs, perturbed, strict=True):
+        assert p.source == s.metadata["synrob.source"] and p.sentence == s.sent_id
+        assert p.original == texts[p.source] and p.perturbed == s.text
+
+
+@pytest.mark.filterwarnings("ignore:.*duplicate sent_id")
+def test_pairs_by_source_in_any_order_and_variants(files, tmp_path):
+    orig, pert, _ = files
+    blocks = [b for b in pert.read_text(encoding="utf-8").split("\n\n") if b.strip()]
+    shuffled = tmp_path / "shuffled.conllu"
+    shuffled.write_text("\n\n".join(blocks[::-1] + blocks[:2]) + "\n\n", encoding="utf-8")
+    pairs, how = pair_sentences(orig, shuffled)
+    texts = {s.sent_id: s.text for s in read_conllu(orig)}
+    assert how == "source" and len(pairs) == 14
+    assert all(p.original == texts[p.source] for p in pairs)
+
+
+def test_pairs_by_position(files, sample_slice, tmp_path):
+    orig, pert, bare = files
+    pairs, how = pair_sentences(orig, bare)
+    assert how == "position"
+    assert [p.source for p in pairs] == [s.sent_id for s in read_conllu(orig)]
+    assert [p.perturbed for p in pairs] == [s.text for s in read_conllu(pert)]
+    short = sample_slice("test", 11, tmp_path)
+    with pytest.raises(SynrobError, match=r"not aligned: .* has 11 sentences, .* has 12"):
+        pair_sentences(short, bare)
+
+
+def test_unknown_source_is_one_error(files, tmp_path):
+    orig, pert, _ = files
+    bad = tmp_path / "bad.conllu"
+    text = pert.read_text(encoding="utf-8")
+    first = next(line for line in text.splitlines() if line.startswith("# synrob.source"))
+    bad.write_text(text.replace(first, "# synrob.source = nowhere", 1), encoding="utf-8")
+    with pytest.raises(SynrobError, match="synrob.source 'nowhere', which is not a sent_id"):
+        pair_sentences(orig, bad)
+
+
+def test_unchanged_pairs_are_skipped():
+    pairs = [SentencePair("a", None, "x y", "y x"), SentencePair("b", None, "x", "x"),
+             SentencePair("c", None, "p q", "p q"), SentencePair("d", None, "", "")]
+    kept, skipped = split_unchanged(pairs)
+    assert [p.source for p in kept] == ["a"] and skipped == 3
+
+
+def test_score_pairs_uses_sentence_logprobs(tiny_lms):
+    lm = load_lm(str(tiny_lms["causal"]), device="cpu")
+    pairs = [SentencePair("a", "a.v0", "the cat sat", "sat cat the"),
+             SentencePair("b", "b.v0", "a dog ran on the mat", "a dog on ran the mat")]
+    scores = score_pairs(lm, pairs, batch_size=1)
+    direct, tokens = sentence_logprobs(lm, ["the cat sat", "sat cat the",
+                                            "a dog ran on the mat", "a dog on ran the mat"])
+    got = [v for s in scores for v in (s.logprob_original, s.logprob_perturbed)]
+    assert got == pytest.approx(direct, abs=1e-4)
+    assert [s.tokens_original for s in scores] == [3, 6] == tokens[::2]
+    for s in scores:
+        assert s.prefers_original == (s.logprob_original > s.logprob_perturbed)
+        row = s.as_dict()
+        assert row["logprob_per_token_original"] == pytest.approx(
+            s.logprob_original / s.tokens_original)
+
+
+def _score(lo: float, lp: float) -> PairScore:
+    return PairScore(SentencePair("s", None, "o", "p"), lo, lp, 2, 2)
+
+
+def test_summary_accuracy_ties_and_seeded_interval():
+    scores = [_score(-1, -2)] * 6 + [_score(-3, -2)] * 3 + [_score(-2, -2)]  # one tie
+    s = preference_summary(scores, n_boot=500, seed=3)
+    assert s["pairs"] == 10 and s["preferred"] == 6 and s["ties"] == 1
+    assert s["accuracy"] == pytest.approx(0.6)
+    lo, hi = s["accuracy_ci95"]
+    assert 0.0 <= lo < 0.6 < hi <= 1.0
+    assert preference_summary(scores, n_boot=500, seed=3)["accuracy_ci95"] == [lo, hi]
+    assert s["logprob_per_token_original"] == pytest.approx((6 * -1 + 3 * -3 - 2) / 20)
+
+
+def test_summary_interval_covers_at_about_the_nominal_rate():
+    rng = np.random.default_rng(0)
+    covered = 0
+    for k in range(200):
+        prefs = rng.random(200) < 0.7
+        scores = [_score(-1, -2) if p else _score(-2, -1) for p in prefs]
+        lo, hi = preference_summary(scores, n_boot=400, seed=k)["accuracy_ci95"]
+        covered += lo <= 0.7 <= hi
+    assert 0.88 <= covered / 200 <= 0.99
+
+
+def test_summary_of_nothing_is_undefined():
+    s = preference_summary([], n_boot=100)
+    assert s["pairs"] == 0 and np.isnan(s["accuracy"]) and all(np.isnan(s["accuracy_ci95"]))
+    assert all(np.isnan(preference_summary([_score(-1, -2)], n_boot=0)["accuracy_ci95"]))
