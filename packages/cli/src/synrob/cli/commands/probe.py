@@ -180,6 +180,7 @@ _Load = Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead
 _Predictions = Annotated[Path | None, typer.Option(help="Write one JSON line per test sentence.")]
 _Baselines = Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+_Plot = Annotated[Path | None, typer.Option("--plot", help="With --layer all: draw the layer curve (task score, control and selectivity with their intervals; MDL compression) into this PNG.")]
 _STATS = "Controls and statistics"
 _Control = Annotated[bool, typer.Option("--control", help="Also train on the task's control task (Hewitt & Liang 2019) and report selectivity (pos, distance, depth, parse).", rich_help_panel=_STATS)]
 _Mdl = Annotated[bool, typer.Option("--mdl", help="Online-code MDL of the training labels (Voita & Titov 2020; pos, root, tree-depth).", rich_help_panel=_STATS)]
@@ -322,9 +323,10 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
           seed: _Seed = 0, device: _Device = "auto", save: _Save = None, load: _Load = None,
           predictions: _Predictions = None, baselines: _Baselines = True, as_json: _Json = False,
           control: _Control = False, mdl: _Mdl = False, bootstrap: _Bootstrap = 0,
-          seeds: _Seeds = None) -> None:
+          seeds: _Seeds = None, plot: _Plot = None) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
     from synrob.perturb.device import check_device
+    from synrob.perturb.errors import ParameterError
     from synrob.perturb.plugins import get_registry
     from synrob.probe.analysis import AnalysisOptions, run_analysed
     from synrob.probe.probing import encoder_features, read_saved, run_probe
@@ -335,6 +337,8 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
     enc_name, layer, task, probe_name = _names(saved, encoder, layer, task, probe_name)
     setup = _components(reg, enc_name, task, probe_name, param or [], saved, encoder)
     layers = _layers(layer, saved)
+    if plot is not None and layer != "all":
+        raise ParameterError("--plot draws the layer curve: it needs --layer all")
     if saved is not None:
         _check_saved(saved, setup, layers)  # type: ignore[arg-type]  # a saved probe has layers
     features = encoder_features(enc_name, params=setup.enc_params or None, device=device)
@@ -349,6 +353,20 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
     opts = AnalysisOptions(control, mdl, bootstrap, _seed_list(seeds))
     run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
     _emit(run, layer == "all", predictions, as_json)
+    if plot is not None:
+        _plot(run, plot)
+
+
+def _plot(run: ProbeRun, dest: Path) -> None:
+    """Draw the layer curve of the first test file into ``dest``."""
+    from synrob.probe.layer_curve import curve_rows, plot_layer_curve
+
+    from ..output import info
+
+    metric = run.task.primary_metric
+    rows = curve_rows(run_json(run, True)["layers"], metric)
+    title = f"{run.encoder} {run.task.name} ({run.probe.name} probe)"
+    info(f"synrob: wrote {plot_layer_curve(rows, dest, metric=metric, title=title)}")
 
 
 def list_probes(
