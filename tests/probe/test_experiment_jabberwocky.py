@@ -11,6 +11,7 @@ from synrob.perturb.errors import ParameterError
 from synrob.probe.experiments.base import Context
 from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
 from synrob.probe.experiments.jabberwocky.stats import summarize
+from synrob.probe.experiments.report import fmt_ci
 from synrob.probe.experiments.runner import run_experiment
 
 
@@ -68,13 +69,24 @@ def test_runs_reports_and_resumes(tmp_path, tiny) -> None:
     res = run_experiment(exp, out, seed=0, device="cpu")
     assert res.executed == len(res.runs) and res.reused == 0
     rows = res.rows
+    runs = [r for r in rows if not r.get("derived")]
     assert all({"encoder", "layer", "task", "perturbation", "params", "metric", "value",
-                "seed"} <= set(r) for r in rows)
+                "seed"} <= set(r) for r in runs)
+    # every test score has a 95% interval around it; results.json keeps no resamples
+    test = [r for r in runs if r["split"] == "test" and r["metric"] in ("uuas", "dspr")]
+    assert test and all(r["ci_low"] <= r["value"] <= r["ci_high"] for r in test)
+    assert all(len(r["_boot"]) == 1000 for r in test)
+    saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert not any(k.startswith("_") for r in saved["rows"] for k in r)
+    derived = {(r["role"], r["label"], r["metric"]): r for r in saved["rows"] if r.get("derived")}
+    drop = derived[("model", "minilm L2", "drop_uuas")]
+    assert {"ci_low", "ci_high", "p_value", "seeds"} <= set(drop) and drop["seeds"] == [0]
+    assert drop["ci_low"] <= drop["value"] <= drop["ci_high"] and 0 < drop["p_value"] <= 1
     # word-blind baselines score the same on clean and Jabberwocky sentences (same trees)
-    path = {(r["test_on"], r["draw"]): r["value"] for r in rows
+    path = {(r["test_on"], r["draw"]): r["value"] for r in runs
             if r["role"] == "path" and r["metric"] == "uuas"}
     assert len(path) == 3 and len(set(path.values())) == 1
-    model = [r for r in rows if r["role"] == "model" and r["split"] == "test"
+    model = [r for r in runs if r["role"] == "model" and r["split"] == "test"
              and r["metric"] == "uuas" and r["train_on"] == "clean"]
     assert {r["test_on"] for r in model} == {"clean", "jabberwocky"}
     assert all(0.0 < r["value"] <= 1.0 for r in model)
@@ -83,6 +95,11 @@ def test_runs_reports_and_resumes(tmp_path, tiny) -> None:
     entry = next(e for e in summary["entries"] if e["role"] == "model" and e["metric"] == "uuas")
     assert len(entry["jab_draws"]) == 2
     assert math.isclose(entry["drop"], entry["clean"] - entry["jab_mean"])
+    assert entry["clean_ci"][0] <= entry["clean"] <= entry["clean_ci"][1]
+    assert entry["drop_ci"][0] <= entry["drop"] <= entry["drop_ci"][1]
+    # word-blind baselines: identical on every resample, so no drop at all (p = 1)
+    flat = next(e for e in summary["entries"] if e["role"] == "path" and e["metric"] == "uuas")
+    assert flat["drop"] == 0 and flat["drop_ci"] == [0.0, 0.0] and flat["drop_p"] == 1.0
     lead = next(x for x in summary["lead"] if x["metric"] == "uuas")
     if lead["lead_clean"] > 0:
         assert math.isclose(lead["lead_lost"],
@@ -90,10 +107,12 @@ def test_runs_reports_and_resumes(tmp_path, tiny) -> None:
     assert {x["role"] for x in summary["train_on"]} == {"model", "layer0", "fast+pos"}
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "| structural | minilm L2 |" in report and "Training on Jabberwocky" in report
+    clean = fmt_ci(entry["clean"], entry["clean_ci"])
+    assert f"| structural | minilm L2 | {clean} |" in report and " p " in report
     assert (out / "jabberwocky-bars.png").stat().st_size > 10_000
     # a finished experiment is reused; a lost run (killed midway) is the only one redone
     again = run_experiment(exp, out, seed=0, device="cpu")
-    assert again.executed == 0 and again.rows == rows
+    assert again.executed == 0 and json.dumps(again.rows) == json.dumps(rows)  # NaN-safe
     victim = sorted((out / "runs").glob("*.json"))[0]
     victim.unlink()
     third = run_experiment(exp, out, seed=0, device="cpu")

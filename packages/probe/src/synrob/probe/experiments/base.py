@@ -11,7 +11,9 @@ class attributes as every other component (``name``, ``version``, ``summary``, `
    is reused and a changed parameter is a new run);
 3. :meth:`Experiment.execute` for each run not finished yet, anywhere (a process pool, ray or
    dask worker): returns result rows (flat JSON-able dicts, one number each under ``value``);
-4. :meth:`Experiment.report` with every row: writes ``report.md`` and PNG plots.
+4. :meth:`Experiment.report` with every row: writes ``report.md`` and PNG plots;
+5. :meth:`Experiment.derived_rows`: the numbers computed across runs (drops and leads with their
+   intervals, :mod:`.intervals`), added to ``results.json``.
 """
 
 from __future__ import annotations
@@ -116,6 +118,11 @@ class Experiment:
         from .report import write_markdown
 
         return [write_markdown(ctx.outdir / "report.md", f"# {self.name}", [])]
+
+    def derived_rows(self, rows: list[Row]) -> list[Row]:
+        """Numbers computed across runs (drops, leads) with their intervals and p-values, as
+        rows for ``results.json`` (the runner adds ``derived: true``); none by default."""
+        return []
 
     # -------------------------------------------------------------- helpers
     def list(self, name: str, cast: Callable[[str], Any] = str) -> list[Any]:

@@ -10,8 +10,8 @@ from typing import Any
 
 from synrob.perturb.atomic import atomic_open, write_text_atomic
 
-__all__ = ["fmt", "markdown_table", "write_markdown", "write_csv", "pyplot", "save_figure",
-           "mean_std", "select"]
+__all__ = ["fmt", "fmt_ci", "fmt_p", "markdown_table", "write_markdown", "write_csv", "pyplot",
+           "save_figure", "mean_std", "select", "error_bars"]
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -23,6 +23,31 @@ def fmt(value: Any, digits: int = 3) -> str:
             return "—"
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def fmt_ci(value: Any, ci: Sequence[float] | None, digits: int = 3) -> str:
+    """``"v [low, high]"`` (a 95 % interval), or ``fmt(value)`` when the interval is unknown."""
+    if ci is None or len(ci) != 2 or any(c is None or math.isnan(float(c)) for c in ci):
+        return fmt(value, digits)
+    return f"{fmt(value, digits)} [{float(ci[0]):.{digits}f}, {float(ci[1]):.{digits}f}]"
+
+
+def fmt_p(p: Any) -> str:
+    """A p-value cell: ``"<0.001"``, three decimals, or an em dash when unknown."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "—"
+    return "<0.001" if float(p) < 0.001 else f"{float(p):.3f}"
+
+
+def error_bars(values: Sequence[float], cis: Sequence[Sequence[float]]) -> list[list[float]]:
+    """matplotlib ``yerr`` (2, n) from values and their ``[low, high]`` intervals (0 where
+    unknown)."""
+    lower, upper = [], []
+    for v, ci in zip(values, cis, strict=True):
+        ok = ci is not None and len(ci) == 2 and not any(math.isnan(float(c)) for c in ci)
+        lower.append(max(float(v) - float(ci[0]), 0.0) if ok else 0.0)
+        upper.append(max(float(ci[1]) - float(v), 0.0) if ok else 0.0)
+    return [lower, upper]
 
 
 def mean_std(values: Sequence[float], digits: int = 3) -> str:

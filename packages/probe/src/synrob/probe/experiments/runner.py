@@ -5,7 +5,9 @@ Layout of ``OUTDIR``::
     experiment.json   name, version, parameters, seed of the last run
     runs/ID.json      one finished run: its key, content key, rows, seconds and provenance
     data/             derived data (perturbed treebanks, task files), built by ``prepare``
-    results.json      every row with the experiment's parameters, seed, runs and versions
+    results.json      every row with the experiment's parameters, seed, runs and versions, then
+                      the experiment's derived rows (drops, leads: ``derived: true``); fields
+                      whose name starts with ``_`` (resampled values) stay in ``runs/``
     results.csv       the rows as CSV
     report.md, *.png  written by the experiment's ``report``
 
@@ -34,6 +36,7 @@ from ..representations import package_versions
 from .backends import execute_runs
 from .base import Context, Experiment, Row, RunSpec
 from .data import content_keys, key_components, utc_now
+from .intervals import public
 from .report import write_csv
 
 __all__ = ["ExperimentResult", "run_experiment", "versions"]
@@ -41,7 +44,8 @@ __all__ = ["ExperimentResult", "run_experiment", "versions"]
 
 @dataclass
 class ExperimentResult:
-    """What :func:`run_experiment` did: rows, files, runs reused and executed."""
+    """What :func:`run_experiment` did: rows, files, runs reused and executed. ``rows`` keep
+    their private fields (``_boot``: resampled values); :meth:`as_json` drops them."""
 
     experiment: str
     version: str
@@ -63,7 +67,7 @@ class ExperimentResult:
             "executed": self.executed, "reused": self.reused,
             "seconds": round(self.seconds, 3),
             "files": [str(p.relative_to(self.outdir)) for p in self.files],
-            "rows": self.rows,
+            "rows": [public(r) for r in self.rows],
         }
 
 
@@ -156,10 +160,13 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
         rows.extend({"experiment": experiment.name, "run": run_id, "seed": seed, **r}
                     for r in saved["rows"])
     files = experiment.report(rows, ctx)
+    derived = [{"experiment": experiment.name, "run": None, "seed": seed, "derived": True, **r}
+               for r in experiment.derived_rows(rows)]
+    rows = [*rows, *derived]
     result = ExperimentResult(experiment.name, experiment.version, dict(experiment.options), seed,
                               out, rows, runs, executed=len(todo),
                               reused=len(specs) - len(todo))
-    files = [write_csv(out / "results.csv", rows), *files]
+    files = [write_csv(out / "results.csv", [public(r) for r in rows]), *files]
     result.files = [out / "results.json", *files]
     result.seconds = time.perf_counter() - t0
     _write_json(out / "results.json", result.as_json())

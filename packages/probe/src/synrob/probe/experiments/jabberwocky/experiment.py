@@ -14,7 +14,12 @@ Grid (one :class:`RunSpec` per cell):
   on clean dev, clean test and every Jabberwocky draw of the test set;
 * ``probe`` runs, ``train_on=jabberwocky``: one per (encoder, layer, probe, draw); evaluated
   on that draw's Jabberwocky dev/test and on the clean test;
-* ``baselines`` runs: one per probe's task (path and majority on clean and every draw).
+* ``baselines`` runs: one per probe's task (path and majority on clean and every draw);
+* ``behaviour`` runs, with ``behaviour_lm``: one per draw, the LM's preference for each clean
+  test sentence over its Jabberwocky version (BLiMP style, :mod:`synrob.probe.behaviour`).
+
+Every test score carries a 95 % bootstrap interval over the test sentences (``bootstrap``
+resamples, drawn the same way in every run, so drops and leads are paired: :mod:`..intervals`).
 
 Draw ``d`` perturbs with seed ``1000 * seed + d``. The model's reported layer is the sweep layer
 with the best clean dev UUAS (per probe, among ``train_on=clean`` runs); the same layer is used
@@ -73,6 +78,11 @@ class JabberwockyExperiment(Experiment):
         Param("epochs", int, 40, "maximum training epochs of every probe"),
         Param("patience", int, 2, "epochs without dev improvement before stopping"),
         Param("rank", int, 0, "rank of the probes' linear map (0 = full)"),
+        Param("bootstrap", int, 1000, "bootstrap resamples of the test sentences for the 95% "
+              "intervals of every score, drop and lead (0: none)"),
+        Param("behaviour_lm", str, "", "a language model (e.g. smollm2) whose preference for "
+              "each clean test sentence over its Jabberwocky version is reported beside the "
+              "probes (empty: no behavioural column)"),
     )
     presets: ClassVar[dict[str, dict[str, Any]]] = {
         "demo": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
@@ -166,6 +176,7 @@ class JabberwockyExperiment(Experiment):
         clean, draws = files["clean"], files["draws"]
         jab_info = _perturber_info(self._perturbation())
         common = {"train_sentences": self.options["train_sentences"],
+                  "bootstrap": self.options["bootstrap"],
                   "perturbation": jab_info,
                   "probe_params": {"epochs": self.options["epochs"],
                                    "patience": self.options["patience"],
@@ -201,18 +212,36 @@ class JabberwockyExperiment(Experiment):
                                  "dev": f["dev"], "tests": {"clean": clean["test"],
                                                             f"jabberwocky-{d}": f["test"]}},
                                 f"{enc['encoder']}/L{layer}/{probe}/jabberwocky-{d}"))
-        return specs
+        return specs + self._behaviour_specs(clean["test"], draws, common)
+
+    def _behaviour_specs(self, test: str, draws: list[dict[str, str]], common: dict[str, Any]
+                         ) -> list[RunSpec]:
+        """One run per draw scoring (clean, Jabberwocky) test pairs with ``behaviour_lm``."""
+        lm = str(self.options["behaviour_lm"]).strip()
+        if not lm:
+            return []
+        return [RunSpec({"kind": "behaviour", "lm": lm, "draw": d, "test": test,
+                         "perturbed": f["test"], "bootstrap": common["bootstrap"],
+                         "perturbation": common["perturbation"]}, f"behaviour/{lm}/{d}")
+                for d, f in enumerate(draws)]
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
         key = spec.key
         if key["kind"] == "baselines":
-            return _execute_baselines(key)
+            return _execute_baselines(key, ctx.seed)
+        if key["kind"] == "behaviour":
+            return _execute_behaviour(key, ctx)
         return _execute_probe(key, ctx)
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
         from .report import write_report
 
         return write_report(rows, ctx.outdir, self.options, self.list("probes"))
+
+    def derived_rows(self, rows: list[Row]) -> list[Row]:
+        from .stats import derived_rows
+
+        return derived_rows(rows, self.list("probes"))
 
 
 # ---------------------------------------------------------------------- runs
@@ -263,7 +292,7 @@ def _common_fields(key: dict[str, Any]) -> dict[str, Any]:
             "train_sentences": key["train_sentences"]}
 
 
-def _execute_baselines(key: dict[str, Any]) -> list[Row]:
+def _execute_baselines(key: dict[str, Any], seed: int) -> list[Row]:
     from synrob.perturb.plugins import get_registry
     from synrob.probe.tasks.base import load_gold
     from synrob.probe.tree_baselines import baseline_predictions
@@ -278,12 +307,56 @@ def _execute_baselines(key: dict[str, Any]) -> list[Row]:
             preds = baseline_predictions(name, task, train, gold)
             if preds is None:
                 continue
-            for metric, value in task.evaluate(gold, preds).items():
-                rows.append({**_common_fields(key), "role": name, "encoder": name, "layer": None,
-                             "train_on": "clean", "train_draw": None, "test_on": test_on,
-                             "draw": draw, "split": "test", "metric": metric,
-                             "value": float(value), "encoder_version": "1.0"})
+            rows += _scored_rows(
+                {**_common_fields(key), "role": name, "encoder": name, "layer": None,
+                 "train_on": "clean", "train_draw": None, "test_on": test_on, "draw": draw,
+                 "split": "test", "encoder_version": "1.0"},
+                task, gold, preds, key, seed)
     return rows
+
+
+def _scored_rows(fields: dict[str, Any], task: Any, gold: Any, preds: Any, key: dict[str, Any],
+                 seed: int, metrics: dict[str, float] | None = None) -> list[Row]:
+    """One row per metric of ``task`` on ``gold`` (``metrics`` when already computed); test
+    rows get their bootstrap interval (:mod:`..intervals`)."""
+    from synrob.probe.stats import sentence_stats
+
+    from ..intervals import annotate
+
+    metrics = task.evaluate(gold, preds) if metrics is None else metrics
+    rows = [{**fields, "metric": m, "value": float(v)} for m, v in metrics.items()]
+    if fields["split"] != "test" or not key.get("bootstrap"):
+        return rows
+    return annotate(rows, sentence_stats(task, gold, preds), seed, int(key["bootstrap"]))
+
+
+def _execute_behaviour(key: dict[str, Any], ctx: Context) -> list[Row]:
+    """The LM's preference for each clean test sentence over its Jabberwocky version.
+
+    Per test sentence: 1 when the clean text's log-probability is strictly higher, 0 when not,
+    NaN when the draw left it unchanged (no preference); the row's value is the mean over the
+    changed sentences, with a bootstrap interval over the test sentences (:mod:`..intervals`).
+    """
+    import numpy as np
+    from synrob.perturb.lm import load_lm
+    from synrob.probe.behaviour import pair_sentences, score_pairs
+
+    from ..intervals import annotate_mean
+
+    pairs, how = pair_sentences(key["test"], key["perturbed"])
+    changed = [k for k, p in enumerate(pairs) if p.original != p.perturbed]
+    lm = load_lm(key["lm"], device=ctx.device)
+    scores = score_pairs(lm, [pairs[k] for k in changed])
+    prefers = np.full(len(pairs), np.nan)
+    prefers[changed] = [float(s.prefers_original) for s in scores]
+    row = {"kind": "behaviour", "role": "lm", "encoder": key["lm"], "lm": key["lm"],
+           "lm_kind": lm.kind, "probe": "", "task": "", "layer": None, "train_on": None,
+           "test_on": "jabberwocky", "draw": key["draw"], "split": "test",
+           "perturbation": key["perturbation"]["perturber"], "aligned_by": how,
+           "pairs": len(changed), "unchanged": len(pairs) - len(changed),
+           "metric": "lm_prefers_clean",
+           "value": float(np.mean(prefers[changed])) if changed else float("nan")}
+    return [annotate_mean(row, prefers, ctx.seed, int(key["bootstrap"]))]
 
 
 def _execute_probe(key: dict[str, Any], ctx: Context) -> list[Row]:
@@ -330,7 +403,7 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
         evals.append(("test", test_on, draw, (source(path, layer), load_gold(path))))
     rows: list[Row] = []
     for split, test_on, draw, (feats, gold) in evals:
-        metrics, _ = evaluate_probe(task, probe, module, feats, gold, ctx.device)
-        rows.extend({**fields, "test_on": test_on, "draw": draw, "split": split,
-                     "metric": m, "value": float(v)} for m, v in metrics.items())
+        metrics, preds = evaluate_probe(task, probe, module, feats, gold, ctx.device)
+        rows += _scored_rows({**fields, "test_on": test_on, "draw": draw, "split": split},
+                             task, gold, preds, key, ctx.seed, metrics)
     return rows

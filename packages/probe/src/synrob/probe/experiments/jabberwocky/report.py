@@ -10,10 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from ..base import Row
-from ..report import fmt, markdown_table, pyplot, save_figure, write_markdown
+from ..report import (
+    error_bars,
+    fmt,
+    fmt_ci,
+    fmt_p,
+    markdown_table,
+    pyplot,
+    save_figure,
+    write_markdown,
+)
 from .stats import PANELS, summarize
 
-__all__ = ["METRIC_NAMES", "write_report", "main_table", "lead_table", "plot_bars"]
+__all__ = ["METRIC_NAMES", "write_report", "main_table", "lead_table", "behaviour_table",
+           "plot_bars"]
 
 #: How metric names are written in tables and plots.
 METRIC_NAMES = {"uuas": "UUAS", "dspr": "DSpr"}
@@ -30,12 +40,19 @@ def write_report(rows: list[Row], outdir: Path, options: dict[str, Any], probes:
     return files
 
 
-def _pm(mean: float, std: float) -> str:
-    return fmt(mean) if math.isnan(std) else f"{fmt(mean)} ± {fmt(std)}"
+def _pm(mean: float, std: float, ci: list[float] | None = None) -> str:
+    cell = fmt_ci(mean, ci)
+    return cell if math.isnan(std) else f"{cell} ± {fmt(std)}"
+
+
+def _drop(e: dict[str, Any]) -> str:
+    p = e.get("drop_p", math.nan)
+    return fmt_ci(e["drop"], e.get("drop_ci")) + ("" if math.isnan(p) else f" p {fmt_p(p)}")
 
 
 def main_table(summary: dict[str, Any]) -> str:
-    """probe | model | UUAS clean | UUAS jabberwocky | drop | DSpr clean | DSpr jab | drop."""
+    """probe | model | UUAS clean | UUAS jabberwocky | drop | DSpr clean | DSpr jab | drop, each
+    with its 95 % interval (the drop's paired, with its one-sided p-value)."""
     body = []
     seen: list[tuple[str, str]] = []
     for e in summary["entries"]:
@@ -46,7 +63,8 @@ def main_table(summary: dict[str, Any]) -> str:
         for metric in ("uuas", "dspr"):
             e = next((x for x in summary["entries"] if x["probe"] == probe
                       and x["label"] == label and x["metric"] == metric), None)
-            cells += ([e["clean"], _pm(e["jab_mean"], e["jab_std"]), e["drop"]] if e
+            cells += ([fmt_ci(e["clean"], e.get("clean_ci")),
+                       _pm(e["jab_mean"], e["jab_std"], e.get("jab_ci")), _drop(e)] if e
                       else [None, None, None])
         body.append(cells)
     return markdown_table(["probe", "model", "UUAS clean", "UUAS jabberwocky", "drop",
@@ -54,10 +72,23 @@ def main_table(summary: dict[str, Any]) -> str:
 
 
 def lead_table(summary: dict[str, Any]) -> str:
-    body = [[x["probe"], METRIC_NAMES[x["metric"]], x["best_clean"], x["lead_clean"], x["best_jab"],
-             x["lead_jab"], x["lead_lost"]] for x in summary["lead"]]
+    """probe | metric | best baseline and lead, clean and Jabberwocky | lead lost, with paired
+    95 % intervals; p: one-sided p-value that the share of the lead lost is > 0."""
+    body = [[x["probe"], METRIC_NAMES[x["metric"]], x["best_clean"],
+             fmt_ci(x["lead_clean"], x.get("lead_clean_ci")), x["best_jab"],
+             fmt_ci(x["lead_jab"], x.get("lead_jab_ci")),
+             fmt_ci(x["lead_lost"], x.get("lead_lost_ci")), fmt_p(x.get("lead_lost_p"))]
+            for x in summary["lead"]]
     return markdown_table(["probe", "metric", "best baseline (clean)", "lead clean",
-                           "best baseline (jabberwocky)", "lead jabberwocky", "lead lost"], body)
+                           "best baseline (jabberwocky)", "lead jabberwocky", "lead lost", "p"],
+                          body)
+
+
+def behaviour_table(summary: dict[str, Any]) -> str:
+    """draw | LM | pairs | the LM prefers the clean sentence [95 % interval]."""
+    body = [[str(b["draw"]), b["lm"], str(b["pairs"]), fmt_ci(b["accuracy"], b["ci"])]
+            for b in summary["behaviour"]]
+    return markdown_table(["draw", "LM", "changed pairs", "LM prefers clean"], body)
 
 
 def _report_sections(summary: dict[str, Any], options: dict[str, Any], rows: list[Row]
@@ -72,7 +103,10 @@ def _report_sections(summary: dict[str, Any], options: dict[str, Any], rows: lis
         f"`{options['vectors']}`). Train `{options['train']}`"
         + (f" (first {options['train_sentences']} sentences)" if options["train_sentences"] else "")
         + f", dev `{options['dev']}`, test `{options['test']}`; {len(draws)} Jabberwocky "
-        "draw(s) of the test set (mean ± sample std over draws).",
+        "draw(s) of the test set (mean ± sample std over draws). Brackets: 95 % bootstrap "
+        f"intervals over the test sentences ({options.get('bootstrap', 0)} resamples; drops "
+        "and leads paired on the same resamples); p: one-sided bootstrap p-value that the drop "
+        "(or the share of the lead lost) is > 0.",
         "## Clean vs Jabberwocky (probes trained on clean data)\n\n" + main_table(summary),
         "## Lead over the best baseline lost on Jabberwocky\n\n"
         "lead = model − best baseline (in each condition); lead lost = "
@@ -89,13 +123,21 @@ def _report_sections(summary: dict[str, Any], options: dict[str, Any], rows: lis
             "the clean test set and that draw's Jabberwocky test set (means over draws).\n\n"
             + markdown_table(["probe", "model", "metric", "clean→clean", "clean→jab",
                               "jab→clean", "jab→jab"], body))
+    if summary.get("behaviour"):
+        sections.append(
+            "## Behaviour: does the LM prefer the clean sentence?\n\n"
+            "On the same test items, the language model's preference for each clean sentence "
+            "over its Jabberwocky version (higher total log-probability; unchanged sentences "
+            "left out), BLiMP style, beside the probes' scores above.\n\n"
+            + behaviour_table(summary))
     sections.append("![clean vs Jabberwocky](jabberwocky-bars.png)")
     return sections
 
 
 def plot_bars(summary: dict[str, Any], path: Path) -> Path:
     """Grouped bars like the paper's Figure 3: per panel (probe, metric), per model, clean vs
-    Jabberwocky (error bar: std over draws) and, where run, trained on Jabberwocky (hatched)."""
+    Jabberwocky (error bars: 95 % bootstrap intervals over the test sentences) and, where run,
+    trained on Jabberwocky (hatched)."""
     plt = pyplot()
     panels = [(p, m) for p, m in PANELS
               if any(e["probe"] == p and e["metric"] == m for e in summary["entries"])]
@@ -107,11 +149,14 @@ def plot_bars(summary: dict[str, Any], path: Path) -> Path:
               if x["probe"] == probe and x["metric"] == metric}
         xs = range(len(cell))
         width = 0.27 if tj else 0.38
-        ax.bar([x - width / 2 - (width / 2 if tj else 0) for x in xs], [e["clean"] for e in cell],
-               width, label="clean", color="#4c72b0")
-        ax.bar([x + width / 2 - (width / 2 if tj else 0) for x in xs],
-               [e["jab_mean"] for e in cell], width, label="Jabberwocky", color="#dd8452",
-               yerr=[0 if math.isnan(e["jab_std"]) else e["jab_std"] for e in cell], capsize=2)
+        clean = [e["clean"] for e in cell]
+        jab = [e["jab_mean"] for e in cell]
+        ax.bar([x - width / 2 - (width / 2 if tj else 0) for x in xs], clean, width,
+               label="clean", color="#4c72b0", capsize=2,
+               yerr=error_bars(clean, [e.get("clean_ci") for e in cell]))
+        ax.bar([x + width / 2 - (width / 2 if tj else 0) for x in xs], jab, width,
+               label="Jabberwocky", color="#dd8452", capsize=2,
+               yerr=error_bars(jab, [e.get("jab_ci") for e in cell]))
         if tj:
             ax.bar([x + width for x in xs], [tj.get(e["label"], math.nan) for e in cell], width,
                    label="Jabberwocky (trained on J.)", color="#dd8452", hatch="//",

@@ -1,8 +1,11 @@
 """The numbers of the ``jabberwocky`` report, computed from the result rows.
 
 :func:`summarize` gives the model's best layer per probe, each model/baseline's clean and
-Jabberwocky scores (mean and sample std over draws), the model's lead over the best baseline in
-both conditions and how much of it is lost, and the scores of probes trained on Jabberwocky.
+Jabberwocky scores (mean and sample std over draws) with 95 % intervals and the paired drop,
+the model's lead over the best baseline in both conditions and how much of it is lost (with
+intervals and p-values), the scores of probes trained on Jabberwocky, and the behavioural
+column (an LM's preference for the clean sentences). :func:`derived_rows` gives the drops and
+leads as ``results.json`` rows.
 """
 
 from __future__ import annotations
@@ -11,10 +14,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from ...stats import percentile_interval
 from ..base import Row
+from ..intervals import boots, delta, interval, p_above_zero, public
 from ..stats import finite_mean
 
-__all__ = ["PANELS", "PAPER_FIGURES", "best_layers", "summarize"]
+__all__ = ["PANELS", "PAPER_FIGURES", "best_layers", "summarize", "behaviour", "derived_rows"]
 
 #: (probe, metric) panels of the report; the perceptron probe's DSpr is not a paper number.
 PANELS: tuple[tuple[str, str], ...] = (("structural", "uuas"), ("structural", "dspr"),
@@ -46,17 +53,57 @@ def best_layers(rows: list[Row], probes: Sequence[str]) -> dict[str, int]:
 def summarize(rows: list[Row], probes: Sequence[str]) -> dict[str, Any]:
     """The numbers of the report.
 
-    Returns ``{"best_layers": {probe: layer}, "entries": [...], "lead": [...], "train_on": [...]}``
-    where each entry is ``{"probe", "role", "label", "layer", "metric", "clean", "jab_mean",
-    "jab_std", "jab_draws", "drop"}`` (train_on=clean), each lead row is ``{"probe", "metric",
-    "best_clean", "best_jab", "lead_clean", "lead_jab", "lead_lost"}`` and each train_on row is
-    ``{"probe", "role", "label", "metric", "clean", "jab", "clean_from_jab", "jab_from_jab"}``.
+    Returns ``{"best_layers": {probe: layer}, "entries": [...], "lead": [...], "train_on": [...],
+    "behaviour": [...]}`` where each entry is ``{"probe", "role", "label", "layer", "metric",
+    "clean", "clean_ci", "jab_mean", "jab_std", "jab_ci", "jab_draws", "drop", "drop_ci",
+    "drop_p"}`` (train_on=clean), each lead row is ``{"probe", "metric", "best_clean",
+    "best_jab", "lead_clean", "lead_jab", "lead_lost"}`` with ``X_ci`` and ``X_p`` for each of
+    the three, each train_on row is ``{"probe", "role", "label", "metric", "clean", "jab",
+    "clean_from_jab", "jab_from_jab"}``, and ``behaviour`` is :func:`behaviour`.
+
+    Intervals (``[low, high]``, 95 %) and one-sided p-values are paired bootstraps over the test
+    sentences (:mod:`..intervals`): the Jabberwocky score of a model is the mean over draws, its
+    drop ``clean - Jabberwocky`` and its lead ``model - best baseline`` are resampled on the
+    same sentences; NaN when the runs carry no resamples (``bootstrap=0``).
     """
+    rows = [r for r in rows if not r.get("derived")]
     best = best_layers(rows, probes)
     test = [r for r in rows if r["split"] == "test"]
     entries = _entries(rows, test, probes, best)
-    return {"best_layers": best, "entries": entries, "lead": _lead(entries),
-            "train_on": _train_on(test, probes, best, entries)}
+    lead = _lead(entries)
+    return {"best_layers": best, "entries": [public(e) for e in entries], "lead": lead,
+            "train_on": _train_on(test, probes, best, entries), "behaviour": behaviour(rows)}
+
+
+def behaviour(rows: list[Row]) -> list[dict[str, Any]]:
+    """The LM's preference for the clean sentence over each draw's Jabberwocky version:
+    ``[{"lm", "draw", "pairs", "accuracy", "ci": [low, high]}]`` (empty without an LM)."""
+    out = []
+    for r in sorted((r for r in rows if r.get("kind") == "behaviour"), key=lambda r: r["draw"]):
+        out.append({"lm": r["lm"], "draw": r["draw"], "pairs": r["pairs"], "accuracy": r["value"],
+                    "ci": [r.get("ci_low", math.nan), r.get("ci_high", math.nan)]})
+    return out
+
+
+def derived_rows(rows: list[Row], probes: Sequence[str]) -> list[Row]:
+    """The report's drops and leads as rows with ``value``, ``ci_low``, ``ci_high``,
+    ``p_value`` and ``seeds`` (the training seeds pooled: the experiment's seed)."""
+    summary = summarize(rows, probes)
+    seeds = sorted({r["seed"] for r in rows if "seed" in r})
+    out: list[Row] = []
+    for e in summary["entries"]:
+        out.append({"probe": e["probe"], "role": e["role"], "label": e["label"],
+                    "layer": e["layer"], "split": "test", "test_on": "jabberwocky",
+                    "metric": f"drop_{e['metric']}", "value": e["drop"],
+                    "ci_low": e["drop_ci"][0], "ci_high": e["drop_ci"][1],
+                    "p_value": e["drop_p"], "seeds": seeds})
+    for x in summary["lead"]:
+        for what in ("lead_clean", "lead_jab", "lead_lost"):
+            out.append({"probe": x["probe"], "role": "model", "label": what, "split": "test",
+                        "metric": f"{what}_{x['metric']}", "value": x[what],
+                        "ci_low": x[f"{what}_ci"][0], "ci_high": x[f"{what}_ci"][1],
+                        "p_value": x[f"{what}_p"], "seeds": seeds})
+    return out
 
 
 def _entries(rows: list[Row], test: list[Row], probes: Sequence[str], best: dict[str, int]
@@ -76,16 +123,25 @@ def _entries(rows: list[Row], test: list[Row], probes: Sequence[str], best: dict
             for metric in ("uuas", "dspr"):
                 cell = [r for r in sel if r["role"] == role and r["metric"] == metric
                         and r["train_on"] == "clean" and (role != "model" or r["layer"] == layer)]
-                clean = finite_mean([r["value"] for r in cell if r["test_on"] == "clean"])
-                jab = [r["value"] for r in sorted(cell, key=lambda r: r["draw"] or 0)
-                       if r["test_on"] == "jabberwocky"]
-                if not cell:
-                    continue
-                entries.append({"probe": probe, "role": role, "label": label, "layer": layer,
-                                "metric": metric, "clean": clean, "jab_mean": finite_mean(jab),
-                                "jab_std": _std(jab), "jab_draws": jab,
-                                "drop": clean - finite_mean(jab)})
+                if cell:
+                    entries.append(_entry(cell, probe, role, label, layer, metric))
     return entries
+
+
+def _entry(cell: list[Row], probe: str, role: str, label: str, layer: int | None, metric: str
+           ) -> dict[str, Any]:
+    """One model/baseline's clean and Jabberwocky scores, their intervals and the paired drop."""
+    clean_rows = [r for r in cell if r["test_on"] == "clean"]
+    jab_rows = sorted((r for r in cell if r["test_on"] == "jabberwocky"),
+                      key=lambda r: r["draw"] or 0)
+    clean = finite_mean([r["value"] for r in clean_rows])
+    jab = [r["value"] for r in jab_rows]
+    drop = delta(clean_rows, jab_rows)
+    return {"probe": probe, "role": role, "label": label, "layer": layer, "metric": metric,
+            "clean": clean, "clean_ci": list(interval(clean_rows)), "jab_mean": finite_mean(jab),
+            "jab_std": _std(jab), "jab_ci": list(interval(jab_rows)), "jab_draws": jab,
+            "drop": clean - finite_mean(jab), "drop_ci": [drop["ci_low"], drop["ci_high"]],
+            "drop_p": drop["p_value"], "_clean_rows": clean_rows, "_jab_rows": jab_rows}
 
 
 def _lead(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -102,10 +158,33 @@ def _lead(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         bc = max(bases, key=lambda e: e["clean"])
         bj = max(bases, key=lambda e: e["jab_mean"])
         lc, lj = m["clean"] - bc["clean"], m["jab_mean"] - bj["jab_mean"]
+        ec = delta(m["_clean_rows"], bc["_clean_rows"])
+        ej = delta(m["_jab_rows"], bj["_jab_rows"])
+        lost = _lead_lost(m, bc, bj)
         lead.append({"probe": probe, "metric": metric, "best_clean": bc["label"],
                      "best_jab": bj["label"], "lead_clean": lc, "lead_jab": lj,
-                     "lead_lost": (lc - lj) / lc if lc > 0 else math.nan})
+                     "lead_lost": (lc - lj) / lc if lc > 0 else math.nan,
+                     "lead_clean_ci": [ec["ci_low"], ec["ci_high"]], "lead_clean_p": ec["p_value"],
+                     "lead_jab_ci": [ej["ci_low"], ej["ci_high"]], "lead_jab_p": ej["p_value"],
+                     "lead_lost_ci": lost[:2], "lead_lost_p": lost[2]})
     return lead
+
+
+def _lead_lost(m: dict[str, Any], bc: dict[str, Any], bj: dict[str, Any]) -> list[float]:
+    """``[low, high, p]`` of the share of the lead lost, ``(lc - lj) / lc``, recomputed on every
+    paired resample (resamples where the clean lead is not positive are left out); ``p`` is the
+    one-sided p-value of "some of the lead is lost" (> 0). NaN without resamples or when the
+    model has no lead on clean data."""
+    parts = [boots(m["_clean_rows"]), boots(bc["_clean_rows"]), boots(m["_jab_rows"]),
+             boots(bj["_jab_rows"])]
+    undefined = m["clean"] - bc["clean"] <= 0  # no lead on clean data: nothing to lose
+    if undefined or any(b is None for b in parts) or len({b.size for b in parts}) != 1:  # type: ignore[union-attr]
+        return [math.nan, math.nan, math.nan]
+    mc, bcb, mj, bjb = parts
+    lc, lj = mc - bcb, mj - bjb  # type: ignore[operator]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(lc > 0, (lc - lj) / np.where(lc > 0, lc, 1.0), np.nan)
+    return [*percentile_interval(share), p_above_zero(share)]
 
 
 def _train_on(test: list[Row], probes: Sequence[str], best: dict[str, int],

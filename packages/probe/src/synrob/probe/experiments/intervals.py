@@ -1,0 +1,135 @@
+"""Bootstrap intervals of experiment rows, and paired drops and leads between rows.
+
+Every run of an experiment scores its test files with the same resamples of their sentences:
+the indices of a file of ``n`` sentences are drawn by :func:`boot_indices` from
+``numpy.random.default_rng([seed, n, n_boot])`` — a function of the experiment's seed and the
+file's length only. So two rows about the same test file (a model and a baseline, two layers,
+two training seeds) or about position-aligned files of the same length (a clean test set and
+its Jabberwocky version, which keep every sentence in order) are scored on the *same* drawn
+sentences, even when different runs, processes or machines produced them, and any difference of
+two rows is a **paired** bootstrap (Koehn 2004) computed at report time.
+
+A row that has an interval carries ``ci_low`` and ``ci_high`` (the 2.5 % and 97.5 % percentiles
+of its resampled values, :func:`synrob.probe.stats.percentile_interval`) and the private field
+``_boot``: its ``n_boot`` resampled values (rounded to 6 decimals), kept in ``runs/ID.json`` and
+given to the report, but not written to ``results.json`` or ``results.csv`` (the runner drops
+every field whose name starts with ``_``).
+
+:func:`delta` turns two groups of rows into ``value``, ``ci_low``, ``ci_high`` and the one-sided
+``p_value`` of "the first is above the second" (:func:`synrob.probe.stats.one_sided_p`): a drop
+(clean - perturbed) or a lead (model - baseline).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..stats import SentenceStats, one_sided_p, percentile_interval, resample_indices
+
+__all__ = ["BOOT", "boot_indices", "annotate", "annotate_mean", "attach", "boots", "delta",
+           "interval", "mean_boot", "p_above_zero", "public", "Estimate"]
+
+#: The private row field holding a row's resampled values.
+BOOT = "_boot"
+
+#: ``{"value", "ci_low", "ci_high", "p_value"}`` (NaN where unknown).
+Estimate = dict[str, float]
+
+
+@functools.lru_cache(maxsize=16)
+def _indices(seed: int, n: int, n_boot: int) -> np.ndarray:
+    return resample_indices(n, n_boot, np.random.default_rng([seed, n, n_boot]))
+
+
+def boot_indices(seed: int, n: int, n_boot: int) -> np.ndarray:
+    """The resamples of a file of ``n`` sentences. Shape: (n_boot, n); read-only, shared."""
+    idx = _indices(int(seed), int(n), int(n_boot))
+    idx.setflags(write=False)
+    return idx
+
+
+def attach(row: dict[str, Any], values: np.ndarray) -> dict[str, Any]:
+    """``row`` with ``ci_low``, ``ci_high`` and ``_boot`` from resampled ``values`` (B,)."""
+    lo, hi = percentile_interval(values)
+    return {**row, "ci_low": lo, "ci_high": hi,
+            BOOT: [None if math.isnan(v) else round(float(v), 6) for v in values]}
+
+
+def annotate(rows: Iterable[dict[str, Any]], stats: dict[str, SentenceStats], seed: int,
+             n_boot: int) -> list[dict[str, Any]]:
+    """Attach intervals to the rows whose ``metric`` has per-sentence ``stats`` (one file)."""
+    out = []
+    for row in rows:
+        s = stats.get(row["metric"])
+        if n_boot > 0 and s is not None and s.a.size:
+            row = attach(row, s.values(boot_indices(seed, s.a.size, n_boot)))
+        out.append(row)
+    return out
+
+
+def mean_boot(values: np.ndarray, seed: int, n_boot: int) -> np.ndarray:
+    """Resampled means of per-sentence ``values`` (n,), NaN left out. Shape: (n_boot,)."""
+    v = np.asarray(values, dtype=np.float64)
+    idx = boot_indices(seed, v.size, n_boot)
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(v[idx], axis=1) if v.size else np.full(n_boot, np.nan)
+
+
+def annotate_mean(row: dict[str, Any], values: np.ndarray, seed: int, n_boot: int
+                  ) -> dict[str, Any]:
+    """``row`` (the mean of per-sentence ``values``) with its interval, when ``n_boot`` > 0."""
+    return attach(row, mean_boot(values, seed, n_boot)) if n_boot > 0 and len(values) else row
+
+
+def boots(rows: Sequence[dict[str, Any]]) -> np.ndarray | None:
+    """The mean of the rows' resampled values (B,), or None when one row has none or the rows
+    were resampled differently (another number of resamples)."""
+    vecs = [r.get(BOOT) for r in rows]
+    if not vecs or any(v is None for v in vecs) or len({len(v) for v in vecs}) != 1:
+        return None
+    arr = np.array([[np.nan if x is None else x for x in v] for v in vecs], dtype=np.float64)
+    return arr.mean(axis=0)
+
+
+def interval(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """``(low, high)`` of the mean of ``rows`` (NaN when they carry no resamples)."""
+    b = boots(rows)
+    return (math.nan, math.nan) if b is None else tuple(percentile_interval(b))  # type: ignore
+
+
+def delta(first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]],
+          combine: Callable[[Any, Any], Any] = lambda a, b: a - b) -> Estimate:
+    """``combine(mean(first), mean(second))`` (default: the difference) with its paired
+    interval and one-sided p-value for "it is > 0" (NaN when either side has no resamples)."""
+    if not first or not second:
+        return {"value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p_value": math.nan}
+    point = float(combine(_mean([r["value"] for r in first]), _mean([r["value"] for r in second])))
+    a, b = boots(first), boots(second)
+    if a is None or b is None or a.size != b.size:
+        return {"value": point, "ci_low": math.nan, "ci_high": math.nan, "p_value": math.nan}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.asarray(combine(a, b), dtype=np.float64)
+    lo, hi = percentile_interval(d)
+    return {"value": point, "ci_low": lo, "ci_high": hi, "p_value": p_above_zero(d)}
+
+
+def p_above_zero(values: np.ndarray) -> float:
+    """:func:`synrob.probe.stats.one_sided_p` of resampled values (B,), NaN when none is
+    defined (a ratio whose denominator is never positive, say)."""
+    v = np.asarray(values, dtype=np.float64)
+    return one_sided_p(v) if np.isfinite(v).any() else math.nan
+
+
+def _mean(values: Sequence[float]) -> float:
+    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def public(row: dict[str, Any]) -> dict[str, Any]:
+    """The row without its private fields (names starting with ``_``)."""
+    return {k: v for k, v in row.items() if not k.startswith("_")}
