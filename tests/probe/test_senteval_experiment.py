@@ -48,20 +48,33 @@ def test_sample_run_writes_the_table2_report(sample_run) -> None:
         assert (out / name).is_file(), name
     # 2 tasks x (5 baselines + 2 layers x 2 classifiers) runs, a dev and a test row each
     assert len(result.runs) == 18 and result.executed == 18
-    assert len(result.rows) == 36
-    test = {(r["row"], r["task"]): r["value"] for r in result.rows if r["split"] == "test"}
+    runs = [r for r in result.rows if not r.get("derived")]
+    assert len(runs) == 36
+    test = {(r["row"], r["task"]): r["value"] for r in runs if r["split"] == "test"}
+    # every test accuracy has its 95% bootstrap interval; each task one lead row with p-value
+    assert all(r["ci_low"] <= r["value"] <= r["ci_high"] for r in runs if r["split"] == "test")
+    leads = {r["task"]: r for r in result.rows if r.get("derived")}
+    assert set(leads) == {"SentLen", "Tense"} and leads["Tense"]["metric"] == "lead_accuracy"
+    tense = leads["Tense"]
+    assert tense["ci_low"] <= tense["value"] <= tense["ci_high"] and tense["seeds"] == [0]
+    assert 0 < tense["p_value"] <= 1
+    assert tense["value"] == pytest.approx(test[(tense["model"], "Tense")]
+                                           - test[(tense["baseline"], "Tense")])
+    # SentLen: the length baseline is perfect, so no model leads it
+    assert leads["SentLen"]["baseline"] == "length" and leads["SentLen"]["value"] <= 0
     assert test[("length", "SentLen")] == 1.0
     assert test[("majority", "Tense")] == pytest.approx(0.5, abs=0.05)
     for layer in (0, 6):  # MiniLM knows the tense far better than chance
         assert test[(f"minilm L{layer} mlp", "Tense")] > 0.7
     assert test[("minilm L0 logreg", "SentLen")] > test[("majority", "SentLen")] + 0.2
-    mlp = [r for r in result.rows if r["classifier"] == "mlp" and r["split"] == "test"]
+    mlp = [r for r in runs if r["classifier"] == "mlp" and r["split"] == "test"]
     assert all(set(r["chosen"]) == {"hidden", "dropout"} for r in mlp)
     assert all(r["model"] and r["encoder_version"] for r in mlp)
     report = (out / "report.md").read_text()
     assert "| row | SentLen | Tense |" in report
     assert "| minilm L6 mlp |" in report and "| bov-glove |" in report
     assert "BoV-fastText" in report and "chosen on dev" in report
+    assert "## Lead of the best model over the best baseline" in report and "| Tense |" in report
     assert set(PAPER_TABLE2) >= {"Majority vote", "Length", "NB-uni-tfidf", "NB-bi-tfidf"}
     stats = json.loads(next((out / "data").glob("tasks-*/stats.json")).read_text())
     assert stats["treebanks"] == ["sample:en_ewt"]
@@ -94,10 +107,11 @@ baselines = ["majority", "nb-uni-tfidf"]
     assert res.exit_code == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["experiment"] == "senteval" and data["executed"] == 3
-    rows = {r["row"]: r["value"] for r in data["rows"] if r["split"] == "test"}
+    rows = {r["row"]: r["value"] for r in data["rows"]
+            if r["split"] == "test" and not r.get("derived")}
     assert set(rows) == {"majority", "nb-uni-tfidf", "minilm L0 logreg"}
     # same task file, same features: the same number as the preset run
     first = {(r["row"], r["task"]): r["value"] for r in sample_run[0].rows
-             if r["split"] == "test"}
+             if r["split"] == "test" and not r.get("derived")}
     assert rows["minilm L0 logreg"] == first[("minilm L0 logreg", "Tense")]
     assert (tmp_path / "toml-out" / "report.md").is_file()

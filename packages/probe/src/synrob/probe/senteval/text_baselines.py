@@ -44,6 +44,7 @@ class BaselineResult:
     dev_accuracy: float
     test_accuracy: float
     chosen: dict[str, Any] = field(default_factory=dict)
+    test_predictions: list[str] | None = field(default=None, repr=False)  # one label per test ex.
 
 
 def split_examples(examples: Sequence[SentEvalExample]
@@ -73,7 +74,7 @@ def majority_baseline(train: Sequence[SentEvalExample], dev: Sequence[SentEvalEx
     """Always the most frequent training label."""
     top = _ranked_labels(train)[0]
     return BaselineResult("majority", _acc([top] * len(dev), dev), _acc([top] * len(test), test),
-                          {"label": top})
+                          {"label": top}, [top] * len(test))
 
 
 def length_baseline(train: Sequence[SentEvalExample], dev: Sequence[SentEvalExample],
@@ -92,8 +93,9 @@ def length_baseline(train: Sequence[SentEvalExample], dev: Sequence[SentEvalExam
             return rule[n]
         return rule[int(seen[np.argmin(np.abs(seen - n))])]  # argmin: first = shorter on ties
 
-    return BaselineResult("length", _acc([predict(e) for e in dev], dev),
-                          _acc([predict(e) for e in test], test), {"lengths_seen": len(rule)})
+    pred = [predict(e) for e in test]
+    return BaselineResult("length", _acc([predict(e) for e in dev], dev), _acc(pred, test),
+                          {"lengths_seen": len(rule)}, pred)
 
 
 class TfidfVectorizer:
@@ -185,9 +187,10 @@ def nb_tfidf_baseline(train: Sequence[SentEvalExample], dev: Sequence[SentEvalEx
             best = (acc, a, nb)
     assert best is not None
     dev_acc, alpha, nb = best
-    test_acc = _acc([classes[i] for i in nb.predict(x_te)], test)
+    pred = [classes[i] for i in nb.predict(x_te)]
     name = "nb-uni-tfidf" if max_n == 1 else "nb-bi-tfidf"
-    return BaselineResult(name, dev_acc, test_acc, {"alpha": alpha, "features": len(vec.vocab)})
+    return BaselineResult(name, dev_acc, _acc(pred, test),
+                          {"alpha": alpha, "features": len(vec.vocab)}, pred)
 
 
 #: The text-only baselines by name.

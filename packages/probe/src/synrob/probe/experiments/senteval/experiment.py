@@ -4,8 +4,10 @@ Task files come from ``tasks_dir`` (official SentEval files or built ones) or ar
 ``treebanks`` in ``prepare`` (``synrob senteval build``). Each task's sentences are encoded once
 per encoder (representation cache), then one run per (task, encoder, layer, classifier) trains
 the classifier on pooled sentence vectors, and one run per (task, baseline) scores a baseline.
-The report is a Table-2-shaped table (tasks as columns) beside the paper's numbers, plus the
-accuracy per layer of every multi-layer encoder.
+The report is a Table-2-shaped table (tasks as columns) beside the paper's numbers, each task's
+best model row against its best baseline (the lead, with a paired 95 % bootstrap interval over
+the test sentences and a one-sided p-value: :mod:`..intervals`), plus the accuracy per layer of
+every multi-layer encoder.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.params import Param
 
@@ -54,6 +57,8 @@ class SentEvalExperiment(Experiment):
         Param("pooling", str, "mean", "words -> sentence vector", ("mean", "max", "first", "last")),
         Param("max_epochs", int, 200, "epochs at most (early stopping on dev accuracy)"),
         Param("patience", int, 5, "epochs without a better dev accuracy before stopping"),
+        Param("bootstrap", int, 1000, "bootstrap resamples of each task's test sentences for the "
+              "95% intervals of every accuracy and lead (0: none)"),
     )
     presets = {
         "sample": {
@@ -166,7 +171,8 @@ class SentEvalExperiment(Experiment):
         train = {"max_epochs": self.options["max_epochs"], "patience": self.options["patience"]}
         specs: list[RunSpec] = []
         for task, path in files.items():
-            base = {"task": task, "task_file": str(path.resolve()), "task_sha": _sha(path)}
+            base = {"task": task, "task_file": str(path.resolve()), "task_sha": _sha(path),
+                    "bootstrap": self.options["bootstrap"]}
             for b in self.list("baselines"):
                 extra = {"encoder": BOV_ENCODER, "layer": 0, "pooling": pooling, **train} \
                     if b == "bov-glove" else {}
@@ -195,7 +201,8 @@ class SentEvalExperiment(Experiment):
             res = TEXT_BASELINE_FUNCS[baseline](train, dev, test)
             info = {**common, "row": baseline, "kind": "baseline", "baseline": baseline,
                     "encoder": "", "layer": None, "classifier": "", "chosen": res.chosen}
-            return self._rows(info, res.dev_accuracy, res.test_accuracy)
+            right = [p == e.label for p, e in zip(res.test_predictions or [], test, strict=True)]
+            return self._rows(info, res.dev_accuracy, res.test_accuracy, right, key, ctx.seed)
         layers = [0] if baseline == "bov-glove" else key["layers"]
         res_c = self._classify(key, examples, train, dev, test, layers, ctx,
                                "logreg" if baseline else key["classifier"])
@@ -204,12 +211,20 @@ class SentEvalExperiment(Experiment):
                 "baseline": baseline or "", "encoder": key["encoder"], "layer": key["layer"],
                 "classifier": res_c["classifier"], "chosen": res_c["chosen"],
                 "epochs": res_c["epochs"], **res_c["identity"]}
-        return self._rows(info, res_c["dev"], res_c["test"])
+        return self._rows(info, res_c["dev"], res_c["test"], res_c["right"], key, ctx.seed)
 
     @staticmethod
-    def _rows(info: dict[str, Any], dev: float, test: float) -> list[Row]:
-        return [{**info, "split": split, "metric": "accuracy", "value": value}
+    def _rows(info: dict[str, Any], dev: float, test: float, right: Sequence[bool],
+              key: dict[str, Any], seed: int) -> list[Row]:
+        """The dev and test accuracy rows; the test row with its bootstrap interval over the
+        test sentences (``right``: per test sentence, whether it was classified right)."""
+        from ..intervals import annotate_mean
+
+        rows = [{**info, "split": split, "metric": "accuracy", "value": value}
                 for split, value in (("dev", dev), ("test", test))]
+        n_boot = int(key.get("bootstrap", 0))
+        rows[1] = annotate_mean(rows[1], np.asarray(right, dtype=np.float64), seed, n_boot)
+        return rows
 
     def _classify(self, key: dict[str, Any], examples: list[Any], train: list[Any],
                   dev: list[Any], test: list[Any], layers: list[int], ctx: Context,
@@ -235,9 +250,15 @@ class SentEvalExperiment(Experiment):
                     "model": Path(str(opts.get("model") or opts.get("path", ""))).name,
                     "revision": opts.get("revision", "")}
         return {"classifier": classifier, "chosen": res.chosen, "epochs": res.epochs,
-                "dev": res.dev_accuracy, "test": res.test_accuracy, "identity": identity}
+                "dev": res.dev_accuracy, "test": res.test_accuracy, "identity": identity,
+                "right": np.asarray(res.test_predictions) == y_te}
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
         from .report import write_report
 
         return write_report(rows, ctx.outdir, self.task_names())
+
+    def derived_rows(self, rows: list[Row]) -> list[Row]:
+        from .stats import derived_rows
+
+        return derived_rows(rows, self.task_names())

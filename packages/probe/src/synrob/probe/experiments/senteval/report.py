@@ -5,14 +5,15 @@ every encoder probed at several layers). The numbers come from :mod:`.stats`."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report import markdown_table, pyplot, save_figure, write_markdown
-from .stats import accuracies, row_order, task_sizes
+from ..report import error_bars, fmt_p, markdown_table, pyplot, save_figure, write_markdown
+from .stats import accuracies, intervals, leads, row_order, task_sizes
 
-__all__ = ["PAPER_TABLE2", "PAPER_SOURCE", "write_report"]
+__all__ = ["PAPER_TABLE2", "PAPER_SOURCE", "write_report", "lead_table"]
 
 PAPER_SOURCE = ("Conneau, Kruszewski, Lample, Barrault & Baroni (2018), \"What you can cram into a "
                 "single $&!#* vector: Probing sentence embeddings for linguistic properties\", "
@@ -39,12 +40,29 @@ def _pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.1f}"
 
 
+def _pct_ci(v: float | None, ci: Sequence[float] | None) -> str:
+    """``"78.1 [76.9, 79.3]"`` (percent), or the bare percentage without an interval."""
+    if v is None or ci is None or any(math.isnan(c) for c in ci):
+        return _pct(v)
+    return f"{100 * v:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def lead_table(items: Sequence[dict[str, Any]]) -> str:
+    """task | best model [CI] | best baseline [CI] | lead [CI] | p (percent)."""
+    return markdown_table(
+        ["task", "model (best dev)", "test %", "best baseline", "test %", "lead (points)", "p"],
+        [[x["task"], x["model"], _pct_ci(x["model_acc"], x["model_ci"]), x["baseline"],
+          _pct_ci(x["baseline_acc"], x["baseline_ci"]), _pct_ci(x["lead"], x["lead_ci"]),
+          fmt_p(x["p_value"])] for x in items])
+
+
 _STYLES = ("-", "--", ":", "-.")
 
 
 def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Path) -> Path | None:
     """One panel per task: test accuracy per layer of every encoder probed at several layers
-    (one line per encoder x classifier), the majority and best text baseline as flat lines."""
+    (one line per encoder x classifier, error bars: 95 % bootstrap intervals), the majority and
+    bag-of-vectors baselines as flat lines."""
     test = [r for r in rows if r.get("split") == "test" and r.get("metric") == "accuracy"]
     enc_rows = [r for r in test if r.get("kind") == "encoder"]
     encoders = [e for e in dict.fromkeys(r["encoder"] for r in enc_rows)
@@ -61,13 +79,16 @@ def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Pat
         ax = axes[k // ncols][k % ncols]
         for ei, enc in enumerate(encoders):
             for ci, clf in enumerate(classifiers):
-                pts = sorted((r["layer"], 100 * r["value"]) for r in enc_rows
+                pts = sorted((r["layer"], 100 * r["value"], 100 * r.get("ci_low", math.nan),
+                              100 * r.get("ci_high", math.nan)) for r in enc_rows
                              if r["encoder"] == enc and r["task"] == task
                              and r["classifier"] == clf)
                 if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3,
-                            color=cmap(ei % 10), linestyle=_STYLES[ci % len(_STYLES)],
-                            label=f"{enc} {clf}")
+                    ys = [p[1] for p in pts]
+                    ax.errorbar([p[0] for p in pts], ys, marker="o", ms=3, capsize=2,
+                                yerr=error_bars(ys, [p[2:] for p in pts]),
+                                color=cmap(ei % 10), linestyle=_STYLES[ci % len(_STYLES)],
+                                label=f"{enc} {clf}")
         for name, style in (("majority", (0, (1, 2))), ("bov-glove", (0, (4, 2)))):
             vals = [100 * r["value"] for r in test if r.get("row") == name and r["task"] == task]
             if vals:
@@ -99,7 +120,9 @@ def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str])
     paper = markdown_table(["paper row", *(PAPER_TASKS[i] for i in paper_cols)],
                            [[name, *(f"{vals[i]:.1f}" for i in paper_cols)]
                             for name, vals in PAPER_TABLE2.items()])
-    info = {(r["row"], r["task"]): r for r in rows if r.get("split") == "test"}
+    info = {(r["row"], r["task"]): r for r in rows if r.get("split") == "test"
+            and not r.get("derived")}
+    cis = intervals(rows)
     detail_rows = []
     for name in order:
         for t in tasks:
@@ -107,10 +130,11 @@ def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str])
             if r is None:
                 continue
             chosen = ", ".join(f"{k}={v}" for k, v in sorted((r.get("chosen") or {}).items()))
-            detail_rows.append([name, t, _pct(dev.get((name, t))), _pct(test.get((name, t))),
+            detail_rows.append([name, t, _pct(dev.get((name, t))),
+                                _pct_ci(test.get((name, t)), cis.get((name, t))),
                                 chosen or "—", r.get("epochs", "—")])
-    detail = markdown_table(["row", "task", "dev %", "test %", "chosen on dev", "epochs"],
-                            detail_rows)
+    detail = markdown_table(["row", "task", "dev %", "test % [95% CI]", "chosen on dev",
+                             "epochs"], detail_rows)
     sizes = task_sizes(rows)
     size_table = markdown_table(["task", "train", "dev", "test", "classes"],
                                 [[t, *sizes.get(t, {}).values()] for t in tasks if t in sizes])
@@ -121,6 +145,11 @@ def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str])
         "probing tasks (tasks as columns, as in the paper's Table 2). Classifiers and the NB "
         "smoothing are chosen on dev accuracy.",
         "## This run (test accuracy %)\n\n" + main,
+        "## Lead of the best model over the best baseline\n\n"
+        "Per task: the model row with the best dev accuracy, the baseline with the best test "
+        "accuracy, and the lead (test accuracy points) with its 95 % paired bootstrap interval "
+        "over the test sentences; p: one-sided bootstrap p-value that the lead is > 0.\n\n"
+        + lead_table(leads(rows, tasks)),
         f"## The paper's Table 2 (baselines)\n\nSource: {PAPER_SOURCE}. The paper's tasks have "
         "100k training sentences; tasks built from a treebank are far smaller, so expect lower "
         "classifier accuracies and majority rows that follow this run's class balance.\n\n" + paper,
