@@ -4,6 +4,7 @@ and a real run of the ``sample`` preset (GloVe, coPOS) through the CLI, resumed 
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -174,8 +175,16 @@ def test_sample_preset_runs_and_resumes(cli, tmp_path) -> None:
     assert res.exit_code == 0, res.stderr
     assert "ΔUUAS" in res.stdout and (out / "robustness-tau.png").stat().st_size > 10_000
     data = json.loads((out / "results.json").read_text())
-    rows = data["rows"]
+    rows = [r for r in data["rows"] if not r.get("derived")]
     assert data["executed"] == 4
+    # every drop has its bootstrap interval and one-sided p-value; derived rows pool the seeds
+    for r in rows:
+        if r["metric"].startswith("drop_") and r["metric"] != "drop_spearman":
+            assert r["ci_low"] <= r["value"] <= r["ci_high"] and 0 < r["p_value"] <= 1, r
+    pooled = {(r["task"], r["metric"], r["budget"]): r for r in data["rows"] if r.get("derived")}
+    uuas = pooled[("distance", "drop_uuas_over_seeds", 5)]
+    assert uuas["seeds"] == [0] and uuas["ci_low"] <= uuas["value"] <= uuas["ci_high"]
+    assert re.search(r"\d \[-?\d\.\d{3}, -?\d\.\d{3}\] \|", res.stdout)  # intervals beside drops
     assert {r["task"] for r in rows} == {"distance", "pos", "root", "tree-depth"}
     drops = {(r["task"], r["metric"], r["budget"]): r["value"] for r in rows
              if r["metric"].startswith("drop_")}
@@ -210,7 +219,7 @@ def test_sample_preset_runs_and_resumes(cli, tmp_path) -> None:
     redo = json.loads(third.stdout)
     assert redo["executed"] == 1
     assert sorted((r["metric"], r["budget"], r["value"]) for r in redo["rows"]
-                  if r["task"] == "pos") == sorted(
+                  if r["task"] == "pos" and not r.get("derived")) == sorted(
         (r["metric"], r["budget"], r["value"]) for r in rows if r["task"] == "pos")
     # the per-metric worst case is a new run key; per sentence it is at least the drop on the
     # loss adversary, so its means are too
@@ -219,7 +228,8 @@ def test_sample_preset_runs_and_resumes(cli, tmp_path) -> None:
     per_rows = json.loads(per.stdout)
     assert per_rows["executed"] == 4
     worst = {(r["task"], r["metric"], r["budget"]): r["value"] for r in per_rows["rows"]
-             if r["metric"].startswith("drop_") and r["metric"] != "drop_spearman"}
+             if r["metric"].startswith("drop_") and r["metric"] != "drop_spearman"
+             and not r.get("derived")}
     assert worst.keys() == {k for k in drops if k[1] != "drop_spearman"}
     for k, v in worst.items():
         assert v >= drops[k] - 1e-12, k

@@ -115,6 +115,8 @@ class RobustnessExperiment(Experiment):
         Param("adversary", str, "loss", "worst case per sentence: 'loss' = the one variant with "
               "the highest probe loss, every metric on it; 'per-metric' = each metric's worst "
               "variant separately (La Malfa et al.'s released code)", ("loss", "per-metric")),
+        Param("bootstrap", int, 1000, "bootstrap resamples of the test sentences for the 95% "
+              "intervals and p-values of every drop and shift (0: none)"),
     )
     presets = {
         "sample": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
@@ -206,27 +208,36 @@ class RobustnessExperiment(Experiment):
                            **data, "variants": self.options["variants"],
                            "epochs": self.options["epochs"],
                            "train_limit": self.options["train_limit"],
-                           "adversary": self.options["adversary"], "conditions": conds}
+                           "adversary": self.options["adversary"], "conditions": conds,
+                           "bootstrap": self.options["bootstrap"]}
                     specs.append(RunSpec(key, f"{enc}@{layer} {task} seed={seed}"))
         return specs
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
-        return run_cell(dict(spec.key), ctx.data_dir, ctx.device)
+        return run_cell(dict(spec.key), ctx.data_dir, ctx.device, boot_seed=ctx.seed)
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
         from .report import write_report
 
         return write_report(self, rows, ctx)
 
+    def derived_rows(self, rows: list[Row]) -> list[Row]:
+        from .report import derived_rows
+
+        return derived_rows(rows)
+
 
 # ---------------------------------------------------------------------- one run
-def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto") -> list[Row]:
+def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto",
+             boot_seed: int = 0) -> list[Row]:
     """Train the probe of ``key`` on clean train and score every perturbed condition (whose
-    files are in ``data_dir``)."""
+    files are in ``data_dir``). Drops and shifts get bootstrap intervals over the sentences
+    (``key["bootstrap"]`` resamples drawn from ``boot_seed``, the experiment's seed, so that the
+    runs of every training seed resample the same sentences: :mod:`..intervals`)."""
     if key["adversary"] not in ("loss", "per-metric"):
         raise ParameterError(f"robustness: adversary must be 'loss' or 'per-metric', not "
                              f"{key['adversary']!r}")
-    cell = _Cell(key, Path(data_dir), device)
+    cell = _Cell(key, Path(data_dir), device, boot_seed)
     rows = cell.clean_rows()
     for cond in key["conditions"]:
         rows += cell.condition_rows(cond)
@@ -237,11 +248,25 @@ def _row(base: dict[str, Any], metric: str, value: float) -> Row:
     return {**base, "metric": metric, "value": float(value)}
 
 
+def _drop_row(base: dict[str, Any], metric: str, per_sentence: np.ndarray,
+              boot: tuple[int, int]) -> Row:
+    """The mean of per-sentence values (n,) with its interval and, for a drop, the one-sided
+    p-value that it is > 0."""
+    from ..intervals import annotate_mean, boots, p_above_zero
+
+    row = annotate_mean(_row(base, metric, finite_mean(per_sentence)), per_sentence, *boot)
+    b = boots([row]) if "_boot" in row else None
+    if b is not None and metric.startswith("drop_"):
+        row["p_value"] = p_above_zero(b)
+    return row
+
+
 class _Cell:
     """One run: the probe trained on clean train (early stopping on dev), its clean test scores,
     then the rows of each perturbed condition."""
 
-    def __init__(self, key: dict[str, Any], data_dir: Path, device: str) -> None:
+    def __init__(self, key: dict[str, Any], data_dir: Path, device: str, boot_seed: int = 0
+                 ) -> None:
         from synrob.perturb.device import resolve_device
         from synrob.perturb.plugins import get_registry
         from synrob.probe.probing import encoder_features
@@ -249,6 +274,7 @@ class _Cell:
 
         reg = get_registry()
         self.key, self.data_dir = key, data_dir
+        self.boot = (boot_seed, int(key.get("bootstrap", 0)))  # (resample seed, resamples)
         self.enc_name, self.layer = key["encoder"], int(key["layer"])
         self.seed, self.k = int(key["seed"]), int(key["variants"])
         self.adversary = key["adversary"]
@@ -371,7 +397,7 @@ class _Cell:
             rows.append(_row(base, f"perturbed_{m}", finite_mean(per)))
             drop = (adversary_drop(clean, per, pick) if self.adversary == "loss"
                     else worst_case_drop(clean, per))
-            rows.append(_row(base, f"drop_{m}", finite_mean(drop)))
+            rows.append(_drop_row(base, f"drop_{m}", drop, self.boot))
         return rows
 
     def _lamalfa_rows(self, base: dict[str, Any], gold: Any, preds: Any, n: int,
@@ -388,8 +414,24 @@ class _Cell:
             per = np.where(c[..., 1] > 0, c[..., 0] / np.maximum(c[..., 1], 1), 0.0)
             worst = per[np.arange(n), pick] if self.adversary == "loss" else per.min(axis=1)
             rows += [_row(base, f"clean_{m}", corpus), _row(base, f"worst_{m}", float(worst.mean())),
-                     _row(base, f"drop_{m}", corpus - float(worst.mean()))]
+                     self._lamalfa_drop(base, m, counts[:n], worst)]
         return rows
+
+    def _lamalfa_drop(self, base: dict[str, Any], m: str, counts: np.ndarray, worst: np.ndarray
+                      ) -> Row:
+        """Pooled clean value minus mean worst value, recomputed on every resample of the
+        sentences (``counts`` (n, 2): hits, total per sentence; ``worst`` (n,))."""
+        from ..intervals import attach, boot_indices, p_above_zero
+
+        hits, tot = counts.sum(axis=0)
+        row = _row(base, f"drop_{m}", (hits / tot if tot > 0 else 0.0) - float(worst.mean()))
+        seed, n_boot = self.boot
+        if n_boot <= 0 or not len(worst):
+            return row
+        idx = boot_indices(seed, len(worst), n_boot)
+        h, t = counts[idx, 0].sum(axis=1), counts[idx, 1].sum(axis=1)
+        drops = np.where(t > 0, h / np.where(t > 0, t, 1), 0.0) - worst[idx].mean(axis=1)
+        return {**attach(row, drops), "p_value": p_above_zero(drops)}
 
     def _depth_spearman_rows(self, base: dict[str, Any], preds: Any, n: int,
                              pick: np.ndarray) -> list[Row]:
@@ -418,8 +460,8 @@ class _Cell:
                              ).sentence_vectors(self.layer, "mean")
         dist = worst_case_distance(self.clean_vecs[:n], vecs.reshape(n, self.k, -1))
         changed = _changed_counts(path)
-        return [_row(base, "l2", finite_mean(dist["l2"])),
-                _row(base, "cosine", finite_mean(dist["cosine"])),
+        return [_drop_row(base, "l2", np.asarray(dist["l2"]), self.boot),
+                _drop_row(base, "cosine", np.asarray(dist["cosine"]), self.boot),
                 _row(base, "clean_norm", finite_mean(np.linalg.norm(self.clean_vecs[:n], axis=1))),
                 _row(base, "changed_words", finite_mean(changed)),
                 _row(base, "unchanged_share",

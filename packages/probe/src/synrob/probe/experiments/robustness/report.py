@@ -1,18 +1,22 @@
 """The ``robustness`` report: ``report.md`` (Table-1-shaped worst-case drops, clean scores on the
-same sentences, representation shifts; mean ± std over seeds) and ``robustness-tau.png`` (the
-worst-case drop against the substitution budget tau)."""
+same sentences, representation shifts; mean ± std over seeds and the 95 % bootstrap interval of
+that mean) and ``robustness-tau.png`` (the worst-case drop against the substitution budget tau,
+with the intervals as error bars); :func:`derived_rows` for ``results.json``."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..base import Context, Experiment, Row
-from ..report import markdown_table, mean_std, pyplot, save_figure, write_markdown
+from ..intervals import boots, interval, p_above_zero
+from ..report import error_bars, markdown_table, mean_std, pyplot, save_figure, write_markdown
+from ..stats import finite_mean
 
-__all__ = ["COLUMNS", "ADVERSARY_TEXT", "write_report"]
+__all__ = ["COLUMNS", "ADVERSARY_TEXT", "write_report", "derived_rows"]
 
 #: Columns of the Table-1-shaped report: (header, task, per-sentence metric).
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -34,10 +38,47 @@ def _by_condition(rows: list[Row]) -> dict[tuple[Any, ...], dict[tuple[str, str]
     """(encoder, layer, perturbation, budget) -> (task, metric) -> values over seeds."""
     out: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]] = {}
     for r in rows:
-        if r.get("perturbation") in (None, "none"):
+        if r.get("perturbation") in (None, "none") or r.get("derived"):
             continue
         cond = (r["encoder"], r["layer"], r["perturbation"], r["budget"])
         out.setdefault(cond, {}).setdefault((r["task"], r["metric"]), []).append(r["value"])
+    return out
+
+
+def _rows_by_condition(rows: list[Row]) -> dict[tuple[Any, ...], list[Row]]:
+    """(encoder, layer, perturbation, budget, task, metric) -> its rows (one per seed)."""
+    out: dict[tuple[Any, ...], list[Row]] = {}
+    for r in rows:
+        if r.get("perturbation") in (None, "none") or r.get("derived"):
+            continue
+        key = (r["encoder"], r["layer"], r["perturbation"], r["budget"], r["task"], r["metric"])
+        out.setdefault(key, []).append(r)
+    return out
+
+
+def _with_ci(text: str, cell_rows: list[Row] | None) -> str:
+    """``"m ± s"`` followed by the 95 % interval of the mean over seeds, when resampled."""
+    lo, hi = interval(cell_rows or [])
+    return text if math.isnan(lo) else f"{text} [{lo:.3f}, {hi:.3f}]"
+
+
+def derived_rows(rows: list[Row]) -> list[Row]:
+    """Every drop and shift, averaged over the training seeds, with the interval of that mean
+    (the seeds' resamples are of the same sentences), its one-sided p-value (drops) and
+    ``seeds``: rows for ``results.json``."""
+    out = []
+    for (enc, layer, pert, budget, task, metric), group in _rows_by_condition(rows).items():
+        if not (metric.startswith("drop_") or metric in ("l2", "cosine")) or \
+                not all("_boot" in r for r in group):
+            continue
+        b = boots(group)
+        lo, hi = interval(group)
+        out.append({"encoder": enc, "layer": layer, "perturbation": pert, "budget": budget,
+                    "task": task, "split": "test", "metric": f"{metric}_over_seeds",
+                    "value": finite_mean([r["value"] for r in group]), "ci_low": lo,
+                    "ci_high": hi, "p_value": p_above_zero(b) if metric.startswith("drop_")
+                    and b is not None else math.nan,
+                    "seeds": [r["seed"] for r in group]})
     return out
 
 
@@ -72,11 +113,21 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
     header = ["encoder@layer", "perturbation", "τ", *(c[0] for c in cols), "ℓ2 (max)",
               "cosine (min)", "words changed"]
     drop_rows, clean_rows = [], []
+    by_rows = _rows_by_condition(rows)
+
+    def rep_rows(cond: tuple[Any, ...], metric: str) -> list[Row] | None:
+        return next((v for k, v in sorted(by_rows.items(), key=lambda kv: str(kv[0]))
+                     if k[:4] == cond and k[5] == metric), None)
+
     for cond in conds:
         cell = cells[cond]
         lead = [f"{cond[0]}@{cond[1]}", cond[2], cond[3]]
-        drop_rows.append([*lead, *(mean_std(cell.get((t, f"drop_{m}"), [])) for _, t, m in cols),
-                          mean_std(_rep_values(cell, "l2")), mean_std(_rep_values(cell, "cosine")),
+        drop_rows.append([*lead, *(_with_ci(mean_std(cell.get((t, f"drop_{m}"), [])),
+                                            by_rows.get((*cond, t, f"drop_{m}")))
+                                   for _, t, m in cols),
+                          _with_ci(mean_std(_rep_values(cell, "l2")), rep_rows(cond, "l2")),
+                          _with_ci(mean_std(_rep_values(cell, "cosine")),
+                                   rep_rows(cond, "cosine")),
                           mean_std(_rep_values(cell, "changed_words"), 2)])
         n = next((r.get("n_sentences") for r in rows if r.get("encoder") == cond[0]
                   and r.get("layer") == cond[1] and r.get("perturbation") == cond[2]
@@ -89,7 +140,10 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
         f"Paper: {exp.paper}.",
         (f"Test `{o['test']}` (probes trained on `{o['train']}`, early stopping on `{o['dev']}`); "
          f"k = {o['variants']} perturbations per sentence; seeds {', '.join(map(str, seeds))} "
-         f"(mean ± std over seeds). Adversary: `{o['adversary']}` — "
+         f"(mean ± std over seeds; brackets: 95 % bootstrap interval of the mean over the "
+         f"test sentences, {o.get('bootstrap', 0)} resamples shared by the seeds' runs; the "
+         "one-sided p-value of each drop is in results.json). Adversary: "
+         f"`{o['adversary']}` — "
          + ADVERSARY_TEXT.get(o["adversary"], "")
          + " (LM code) columns: La Malfa et al.'s released UUAS/SDR (first 20 words, no MST, "
          "no punctuation removal, padding cells included in SDR), clean corpus value minus the "
@@ -107,12 +161,15 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
     ]
     files = [write_markdown(ctx.outdir / "report.md", f"# {exp.name}", sections)]
     if cells:
-        files.append(_plot(cells, cols, ctx.outdir / "robustness-tau.png"))
+        files.append(_plot(cells, cols, ctx.outdir / "robustness-tau.png", by_rows))
     return files
 
 
 def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
-          cols: list[tuple[str, str, str]], path: Path) -> Path:
+          cols: list[tuple[str, str, str]], path: Path,
+          by_rows: dict[tuple[Any, ...], list[Row]] | None = None) -> Path:
+    """One panel per column: the drop against tau per model and perturbation, with the 95 %
+    bootstrap intervals (:func:`derived_rows`) as error bars where the runs carry them."""
     plt = pyplot()
     panels = [*cols, ("ℓ2 (max)", "", "l2")]
     ncol = min(4, len(panels))
@@ -122,14 +179,19 @@ def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
     for ax, (title, task, metric) in zip(axes.flat, panels, strict=False):
         for enc, layer, pert in lines:
             taus = sorted(c[3] for c in cells if c[:3] == (enc, layer, pert))
-            ys = []
+            ys, cis = [], []
             for tau in taus:
                 cell = cells[(enc, layer, pert, tau)]
                 vals = (_rep_values(cell, metric) if not task
                         else cell.get((task, f"drop_{metric}"), []))
                 vals = [v for v in vals if v == v]
                 ys.append(float(np.mean(vals)) if vals else np.nan)
-            ax.plot(taus, ys, marker="o", label=f"{enc}@{layer} {pert}")
+                group = next((v for k, v in (by_rows or {}).items() if k[:4] == (
+                    enc, layer, pert, tau) and k[5] == (f"drop_{metric}" if task else metric)
+                    and (not task or k[4] == task)), [])
+                cis.append(list(interval(group)))
+            ax.errorbar(taus, ys, yerr=error_bars(ys, cis), marker="o", capsize=2,
+                        label=f"{enc}@{layer} {pert}")
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("τ (words substituted)", fontsize=8)
         ax.axhline(0, color="grey", lw=0.5)
