@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 
 import pytest
@@ -124,8 +125,17 @@ def test_cli_run_sample_and_resume(cli, tmp_path) -> None:
         task="pos", encoder="minilm", set="none", split="test")
     assert value(metric="loglik_per_char", set="shuffle/char") < value(
         metric="loglik_per_char", set="none")
+    # every probe score on a set has its bootstrap interval; every rho is a derived row, and a
+    # probe's rho has an interval from the same resamples of every set
+    probe_tests = [r for r in rows if r.get("encoder") and r["split"] == "test"]
+    assert probe_tests and all(r["ci_low"] <= r["value"] <= r["ci_high"] for r in probe_tests)
+    rhos = {(r["structure_metric"], r["performance"]): r for r in rows if r.get("derived")}
+    rho = rhos[("chrf2", "tree-depth minilm:3")]
+    assert rho["metric"] == "spearman_rho" and rho["sets"] == 5 and rho["seeds"] == [0]
+    assert -1 <= rho["ci_low"] <= rho["ci_high"] <= 1
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "## Spearman correlation" in report and "| chrF-2 |" in report
+    assert re.search(r"-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\] \(5\)", report)
     assert (out / "local-structure-scatter.png").stat().st_size > 10_000
 
     # finished: a re-run executes nothing and is fast

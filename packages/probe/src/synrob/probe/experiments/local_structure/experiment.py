@@ -107,6 +107,8 @@ class LocalStructure(Experiment):
         Param("lm_limit", int, 50, "score the first N sentences of each set with the LM (0 = all)"),
         Param("threads", int, 1, "torch intra-op threads while encoding, training and scoring "
               "(0 = torch's default); 1 is fastest on a shared 2-core CPU"),
+        Param("bootstrap", int, 1000, "bootstrap resamples of the test sentences for the 95% "
+              "intervals of each probe score and of each Spearman rho (0: none)"),
     )
     presets: ClassVar[dict[str, dict[str, Any]]] = {
         "sample": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
@@ -189,7 +191,8 @@ class LocalStructure(Experiment):
                 specs.append(RunSpec(
                     {"run": "probe", "encoder": enc, "layer": layer,
                      "encoded_layers": layers[enc], "task": task,
-                     "epochs": self.options["epochs"], **common, "sets": set_keys},
+                     "epochs": self.options["epochs"], **common, "sets": set_keys,
+                     "bootstrap": self.options["bootstrap"]},
                     f"{enc}:{layer} {task}"))
         for sk in set_keys:
             specs.append(RunSpec({"run": "structure", "set": sk,
@@ -216,6 +219,11 @@ class LocalStructure(Experiment):
         from .report import write_report
 
         return write_report(rows, ctx.outdir, self.sets(), self.options)
+
+    def derived_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from .stats import derived_rows
+
+        return derived_rows(rows)
 
 
 # ---------------------------------------------------------------------- runs
@@ -248,8 +256,11 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
     from synrob.perturb.device import resolve_device
     from synrob.perturb.plugins import get_registry
     from synrob.probe.probing import evaluate_probe, train_probe
+    from synrob.probe.stats import sentence_stats
     from synrob.probe.tasks.base import load_gold
     from synrob.probe.training import make_batches, predict
+
+    from ..intervals import annotate
 
     reg = get_registry()
     task_cls = reg.get("task", key["task"])
@@ -284,14 +295,17 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
                                   f"has {len(clean_gold)}")
             data = make_batches(feats, "sentence", None, batch_size=64,
                                 pooling=task.options.get("pooling", "mean"), device=dev_name)
-            metrics = task.evaluate(clean_gold, predict(probe, module, data))
+            gold, preds = clean_gold, predict(probe, module, data)
+            metrics = task.evaluate(gold, preds)
         else:
-            metrics, _ = evaluate_probe(task, probe, module, feats, load_gold(sk["conllu"]),
-                                        device)
-        rows.append({**base, **set_fields(sk), "split": "test", "metric": primary,
-                     "value": float(metrics[primary]), "sentences": int(feats.n_sentences),
-                     "encoder_identity": rep.meta.get("identity"),
-                     "eval_seconds": round(time.perf_counter() - t0, 3)})
+            gold = load_gold(sk["conllu"])
+            metrics, preds = evaluate_probe(task, probe, module, feats, gold, device)
+        row = {**base, **set_fields(sk), "split": "test", "metric": primary,
+               "value": float(metrics[primary]), "sentences": int(feats.n_sentences),
+               "encoder_identity": rep.meta.get("identity"),
+               "eval_seconds": round(time.perf_counter() - t0, 3)}
+        rows += annotate([row], sentence_stats(task, gold, preds), seed,
+                         int(key.get("bootstrap", 0)))
     return rows
 
 

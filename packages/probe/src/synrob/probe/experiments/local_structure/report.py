@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report import fmt, markdown_table, pyplot, save_figure, write_markdown
+from ..report import fmt_ci, markdown_table, pyplot, save_figure, write_markdown
 from .data import PerturbedSet
-from .stats import METRICS, performances, spearman_table, structure
+from .stats import METRICS, performances, spearman_intervals, spearman_table, structure
 
 __all__ = ["write_report"]
 
@@ -68,8 +68,10 @@ def write_report(rows: Sequence[dict[str, Any]], outdir: Path, sets: Sequence[Pe
                      st.get("chrf2"), st.get("lev"), st.get("compression"),
                      *[perf[lab].get(s.name) for lab in labels]])
     corr = spearman_table(struct, perf)
-    corr_rows = [[METRIC_LABELS[m], *[f"{fmt(corr[m][lab][0], 2)} ({corr[m][lab][1]})"
-                                      for lab in labels]] for m in METRICS]
+    cis = spearman_intervals(rows, struct)
+    corr_rows = [[METRIC_LABELS[m], *[f"{fmt_ci(corr[m][lab][0], cis[m].get(lab), 2)} "
+                                      f"({corr[m][lab][1]})" for lab in labels]]
+                 for m in METRICS]
     verdicts = []
     for lab in labels:
         c, lv, cp = (corr[m][lab][0] for m in METRICS)
@@ -98,7 +100,10 @@ def write_report(rows: Sequence[dict[str, Any]], outdir: Path, sets: Sequence[Pe
         f"`{options['lm'] or '—'}` on the first {options['lm_limit'] or 'all'} sentences of "
         "each set.",
         "## Sets\n\n" + markdown_table(header, body),
-        "## Spearman correlation (metric vs performance, over sets; n in brackets)\n\n"
+        "## Spearman correlation (metric vs performance, over sets; n sets in parentheses)\n\n"
+        "Square brackets: 95 % bootstrap interval of a probe's rho, each set's score recomputed "
+        f"on the same {options.get('bootstrap', 0)} resamples of the test sentences (structure "
+        "metrics held fixed; the LM rows have none).\n\n"
         + markdown_table(["metric", *labels], corr_rows),
         "## Which metric tracks performance best\n\n" + ("\n".join(verdicts) or "—"),
         "## Sanity check: static vectors and word shuffles\n\n" + sanity,
