@@ -81,3 +81,9 @@ def test_masked_text_longer_than_the_model_is_one_error(tiny_lms):
     lm = load_lm(str(tiny_lms["masked"]), device="cpu")
     with pytest.raises(ResourceError, match="more than the model's 64 positions"):
         masked_pll(lm, ["the " * 80])
+
+
+def test_causal_text_longer_than_the_model_is_one_error(tiny_lms):
+    lm = load_lm(str(tiny_lms["causal"]), device="cpu")
+    with pytest.raises(ResourceError, match="text 2 has 81 tokens, more than the model's 64"):
+        sentence_logprobs(lm, ["the cat", "the " * 80])

@@ -350,7 +350,9 @@ def test_word_content_sentences_hold_exactly_one_of_the_n_words(suite: SuiteResu
 @pytest.mark.slow
 def test_write_then_read_round_trip(suite: SuiteResult, tmp_path: Path) -> None:
     paths = write_suite(suite, tmp_path)
-    assert sorted(p.name for p in paths) == sorted([*TASK_FILES.values(), "stats.json"])
+    pairs = ["bigram_shift.pairs.jsonl", "odd_man_out.pairs.jsonl",
+             "coordination_inversion.pairs.jsonl"]
+    assert sorted(p.name for p in paths) == sorted([*TASK_FILES.values(), *pairs, "stats.json"])
     back = read_suite(tmp_path)
     assert {t: b.examples for t, b in suite.tasks.items()} == back
     stats = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))
@@ -399,7 +401,10 @@ def test_cli_build_writes_the_ten_files(tmp_path: Path, ewt_dev: Path, ewt_test:
     res = cli(["senteval", "build", "--treebank", ewt_dev, "--treebank", ewt_test,
                "--seed", "3", "-o", out])
     assert res.exit_code == 0, res.stderr
-    assert sorted(p.name for p in out.iterdir()) == sorted([*TASK_FILES.values(), "stats.json"])
+    pairs = ["bigram_shift.pairs.jsonl", "odd_man_out.pairs.jsonl",
+             "coordination_inversion.pairs.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == sorted([*TASK_FILES.values(), *pairs,
+                                                            "stats.json"])
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     assert stats["seed"] == 3 and stats["treebanks"] == [str(ewt_dev), str(ewt_test)]
     for task, fname in TASK_FILES.items():
@@ -418,3 +423,23 @@ def test_builds_are_seeded(ewt_dev: Path) -> None:
     for task in ("Tense", "BShift"):
         assert a.tasks[task].examples == b.tasks[task].examples
         assert a.tasks[task].examples != c.tasks[task].examples
+
+
+def test_pairs_keep_the_original_of_every_modified_example(suite: SuiteResult,
+                                                           tmp_path: Path) -> None:
+    """O/I tasks record each I example's original text; write_suite writes them beside the task
+    file and read_pairs reads them back; other tasks have none."""
+    from synrob.perturb.senteval import pairs_file, read_pairs
+
+    write_suite(suite, tmp_path)
+    for task in ("BShift", "SOMO", "CoordInv"):
+        build = suite.tasks[task]
+        modified = Counter((ex.split, ex.sentence) for ex in build.examples if ex.label == "I")
+        assert Counter((p["split"], p["modified"]) for p in build.pairs) == modified
+        assert all(p["original"] != p["modified"] for p in build.pairs)
+        if task == "BShift":  # the same words, two of them swapped
+            assert all(sorted(p["original"].split()) == sorted(p["modified"].split())
+                       for p in build.pairs)
+        assert pairs_file(tmp_path, task).is_file()
+        assert read_pairs(tmp_path, task) == build.pairs
+    assert not suite.tasks["Tense"].pairs and read_pairs(tmp_path, "Tense") is None

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import ParameterError
 from synrob.probe.experiments.base import Context
 from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
@@ -118,3 +119,34 @@ def test_runs_reports_and_resumes(tmp_path, tiny) -> None:
     third = run_experiment(exp, out, seed=0, device="cpu")
     assert third.executed == 1 and victim.exists()
     assert sorted(map(json.dumps, third.rows)) == sorted(map(json.dumps, rows))
+
+
+@pytest.mark.slow
+def test_behaviour_column(tmp_path, tiny, tiny_lms) -> None:
+    """behaviour_lm: one run per draw scoring (clean, Jabberwocky) test pairs; the report shows
+    the LM's preference beside the probes."""
+    params = tiny(tmp_path, probes="structural", baselines="path", train_on="clean",
+                  behaviour_lm=str(tiny_lms["causal"]))
+    params["test"] = _short(Path(str(params["test"])), tmp_path, 60)  # the tiny LM: 64 positions
+    exp = JabberwockyExperiment(**params)
+    out = tmp_path / "out"
+    res = run_experiment(exp, out, seed=0, device="cpu")
+    behav = sorted((r for r in res.rows if r.get("kind") == "behaviour"), key=lambda r: r["draw"])
+    n_test = len(list(read_conllu(params["test"])))
+    assert [r["draw"] for r in behav] == [0, 1]
+    for r in behav:
+        assert r["metric"] == "lm_prefers_clean" and r["pairs"] + r["unchanged"] == n_test
+        assert r["pairs"] > 0 and r["ci_low"] <= r["value"] <= r["ci_high"]
+    summary = summarize(res.rows, ["structural"])
+    assert [b["draw"] for b in summary["behaviour"]] == [0, 1]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Behaviour: does the LM prefer the clean sentence?" in report
+
+
+def _short(path: Path, dest: Path, max_words: int) -> str:
+    """The sentences of ``path`` with at most ``max_words`` words, written under ``dest``."""
+    from synrob.perturb.corpus import write_conllu
+
+    out = dest / f"short-{path.name}"
+    write_conllu([s for s in read_conllu(path) if len(s.words()) <= max_words], out)
+    return str(out)

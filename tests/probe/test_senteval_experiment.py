@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from synrob.perturb.errors import ParameterError
+from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.plugins import get_registry
 from synrob.probe.experiments.base import Context
 from synrob.probe.experiments.runner import run_experiment
@@ -115,3 +115,39 @@ baselines = ["majority", "nb-uni-tfidf"]
              if r["split"] == "test" and not r.get("derived")}
     assert rows["minilm L0 logreg"] == first[("minilm L0 logreg", "Tense")]
     assert (tmp_path / "toml-out" / "report.md").is_file()
+
+
+@pytest.mark.slow
+def test_behaviour_column_on_the_oi_tasks(sample_run, tmp_path: Path, tiny_lms) -> None:
+    """behaviour_lm scores each modified test sentence of BShift against its original (the
+    pairs written by the build) beside the classifiers' accuracy on the same sentences."""
+    from synrob.perturb.senteval import read_pairs
+
+    _, out = sample_run
+    tasks_dir = next((out / "data").glob("tasks-*"))
+    exp = SentEvalExperiment.from_preset(
+        "sample", tasks="BShift,Tense", encoders="glove-6b-50d", layers="glove-6b-50d:0",
+        classifiers="logreg", baselines="majority", tasks_dir=str(tasks_dir),
+        behaviour_lm=str(tiny_lms["causal"]))
+    specs = exp.plan(Context(tmp_path / "o"))
+    behav = [s.key for s in specs if s.key.get("kind") == "behaviour"]
+    assert [k["task"] for k in behav] == ["BShift"]  # Tense has no original/modified pairs
+    res = run_experiment(exp, tmp_path / "o", seed=0)
+    rows = [r for r in res.rows if not r.get("derived")]
+    lm = next(r for r in rows if r.get("kind") == "behaviour")
+    n_te = sum(p["split"] == "te" for p in read_pairs(tasks_dir, "BShift"))
+    assert lm["metric"] == "lm_prefers_original" and lm["n_items"] == n_te > 0
+    assert lm["ci_low"] <= lm["value"] <= lm["ci_high"]
+    mod = [r for r in rows if r.get("metric") == "accuracy_modified"]
+    assert {r["task"] for r in mod} == {"BShift"} and all(r["n_items"] == n_te for r in mod)
+    report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    assert "## Behaviour: does the LM prefer the original?" in report
+    assert f"| BShift | {n_te} |" in report
+    # official task files have no pairs: asking for the behavioural column is one clear error
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for f in tasks_dir.glob("*.txt"):
+        (bare / f.name).write_bytes(f.read_bytes())
+    with pytest.raises(ResourceError, match="pairs"):
+        SentEvalExperiment.from_preset("sample", tasks="BShift", tasks_dir=str(bare),
+                                       behaviour_lm="smollm2").plan(Context(tmp_path / "b"))

@@ -77,6 +77,8 @@ def causal_logprobs(lm: Any, texts: Sequence[str], *, max_tokens: int = 512,
     pad = _pad_id(tok)
     ids_list = tok(list(texts), add_special_tokens=False)["input_ids"]
     seqs = [[start, *ids] for ids in ids_list]
+    for i, ids in enumerate(seqs):
+        _check_length(lm, i, len(ids))
     logprob = [0.0] * len(seqs)
     for rows in length_batches([len(s) for s in seqs], max_tokens, max_rows):
         ids, mask = _pad([seqs[i] for i in rows], pad, lm.device)
@@ -97,14 +99,21 @@ def _pll_jobs(lm: Any, texts: Sequence[str]) -> tuple[list[list[int]], list[tupl
     tok = lm.tokenizer
     enc = tok(list(texts), add_special_tokens=True, return_special_tokens_mask=True)
     seqs = [list(ids) for ids in enc["input_ids"]]
-    limit = getattr(lm.model.config, "max_position_embeddings", None)
     jobs: list[tuple[int, int]] = []
     for i, (ids, special) in enumerate(zip(seqs, enc["special_tokens_mask"], strict=True)):
-        if limit is not None and len(ids) > limit:
-            raise ResourceError(f"model {lm.spec!r}: text {i + 1} has {len(ids)} tokens, more "
-                                f"than the model's {limit} positions")
+        _check_length(lm, i, len(ids))
         jobs.extend((i, p) for p, s in enumerate(special) if not s)
     return seqs, jobs
+
+
+def _check_length(lm: Any, i: int, n_ids: int) -> None:
+    """One :class:`ResourceError` line when text ``i`` (0-based) has more tokens than the model
+    has positions (``max_position_embeddings``, GPT-2's ``n_positions``), instead of an index
+    error deep inside the model."""
+    limit = getattr(lm.model.config, "max_position_embeddings", None)
+    if isinstance(limit, int) and n_ids > limit:
+        raise ResourceError(f"model {lm.spec!r}: text {i + 1} has {n_ids} tokens, more "
+                            f"than the model's {limit} positions")
 
 
 def masked_pll(lm: Any, texts: Sequence[str], *, max_tokens: int = 512,

@@ -30,7 +30,8 @@ def build(
     min_len: Annotated[int, typer.Option("--min-len", help="Shortest sentence (words).")] = 5,
     max_len: Annotated[int, typer.Option("--max-len", help="Longest sentence (words).")] = 28,
 ) -> None:
-    """Write the ten task files (SPLIT<TAB>LABEL<TAB>SENTENCE) and stats.json into OUTDIR."""
+    """Write the ten task files (SPLIT<TAB>LABEL<TAB>SENTENCE), stats.json and, for BShift,
+    SOMO and CoordInv, each modified sentence's original (*.pairs.jsonl) into OUTDIR."""
     from synrob.perturb.senteval.build import (
         DEFAULT_TREEBANKS,
         BuildConfig,

@@ -5,7 +5,8 @@
 
 :class:`SuiteBuilder` builds one task at a time (the CLI shows progress per task);
 :func:`build_suite` builds them all. :func:`write_suite` writes the task files
-(:data:`~.format.TASK_FILES`) and ``stats.json``; :func:`read_suite` and :func:`suite_stats`
+(:data:`~.format.TASK_FILES`), the O/I tasks' original/modified pairs (:func:`pairs_file`) and
+``stats.json``; :func:`read_suite` and :func:`suite_stats`
 read a directory of task files, ours or the official SentEval ones.
 """
 
@@ -47,6 +48,8 @@ __all__ = [
     "SuiteBuilder",
     "build_suite",
     "write_suite",
+    "pairs_file",
+    "read_pairs",
     "read_suite",
     "class_counts",
     "suite_stats",
@@ -225,9 +228,28 @@ def write_suite(result: SuiteResult, outdir: str | os.PathLike[str]) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = [write_task_file(out / TASK_FILES[name], build.examples)
                for name, build in result.tasks.items()]
+    written += [write_text_atomic(pairs_file(out, name), "".join(
+                    json.dumps(p, ensure_ascii=False) + "\n" for p in build.pairs))
+                for name, build in result.tasks.items() if build.pairs]
     stats = write_text_atomic(out / "stats.json",
                               json.dumps(result.stats(), indent=2, ensure_ascii=False) + "\n")
     return [*written, stats]
+
+
+def pairs_file(directory: str | os.PathLike[str], task: str) -> Path:
+    """``DIR/<task file stem>.pairs.jsonl``: one JSON object per I example of an O/I task
+    (BShift, SOMO, CoordInv) - ``{"split", "original", "modified"}`` - for behavioural scores;
+    the official SentEval files have none."""
+    return Path(directory) / (Path(TASK_FILES[task]).stem + ".pairs.jsonl")
+
+
+def read_pairs(directory: str | os.PathLike[str], task: str) -> list[dict[str, str]] | None:
+    """The pairs of ``task`` written by :func:`write_suite`, or None when there is no file."""
+    path = pairs_file(directory, task)
+    if not path.is_file():
+        return None
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
 
 
 def read_suite(directory: str | os.PathLike[str]) -> dict[str, list[SentEvalExample]]:

@@ -55,6 +55,8 @@ class TaskBuild:
     name: str
     examples: list[SentEvalExample]
     info: dict[str, Any] = field(default_factory=dict)
+    #: O/I tasks: each I example's ``{"split", "original", "modified"}`` (texts), in split order.
+    pairs: list[dict[str, str]] = field(default_factory=list)
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -303,12 +305,14 @@ def _original_vs_modified(name: str, candidates: Sequence[SourceSentence],
     always a sentence the generator could have modified, so "cannot be modified" never marks
     the O class, and no I sentence reads like its original. ``on_modified(split, source)`` is
     called for each source used as an I example, split by split in the order tr, va, te
-    (before the next split is modified).
+    (before the next split is modified). The build's ``pairs`` keep each I example's original
+    text (what behavioural scores compare it with: :func:`~.build.write_suite`).
     """
     cands = list(candidates)
     rng.shuffle(cands)
     seq = split_sequence(len(cands), proportions)
     triples: list[tuple[str, str, str]] = []
+    pairs: list[dict[str, str]] = []
     failed = 0
     for split in SPLITS:
         modifiable: list[tuple[SourceSentence, str]] = []
@@ -323,11 +327,13 @@ def _original_vs_modified(name: str, candidates: Sequence[SourceSentence],
         m = len(modifiable) // 2
         triples += [(split, "I", text) for _, text in modifiable[:m]]
         triples += [(split, "O", s.text) for s, _ in modifiable[m:2 * m]]
+        pairs += [{"split": split, "original": s.text, "modified": text}
+                  for s, text in modifiable[:m]]
         if on_modified is not None:
             for s, _ in modifiable[:m]:
                 on_modified(split, s)
     return TaskBuild(name, _examples(triples, rng),
-                     {"candidates": len(cands), "not_modifiable": failed})
+                     {"candidates": len(cands), "not_modifiable": failed}, pairs)
 
 
 def bigram_shift_task(sources: Sequence[SourceSentence], rng: random.Random, seed: int, *,

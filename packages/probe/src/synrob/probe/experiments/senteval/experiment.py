@@ -26,6 +26,8 @@ from ..base import Context, Experiment, Row, RunSpec
 __all__ = ["SentEvalExperiment"]
 
 _ALL_BASELINES = "majority,length,nb-uni-tfidf,nb-bi-tfidf,bov-glove"
+#: The original-vs-modified tasks (labels O and I) that have behavioural pairs.
+OI_TASKS = ("BShift", "SOMO", "CoordInv")
 #: The encoder behind the bag-of-vectors baseline.
 BOV_ENCODER = "glove-6b-50d"
 
@@ -59,6 +61,9 @@ class SentEvalExperiment(Experiment):
         Param("patience", int, 5, "epochs without a better dev accuracy before stopping"),
         Param("bootstrap", int, 1000, "bootstrap resamples of each task's test sentences for the "
               "95% intervals of every accuracy and lead (0: none)"),
+        Param("behaviour_lm", str, "", "a language model (e.g. smollm2) whose preference for the "
+              "original of each modified test sentence of BShift, SOMO and CoordInv is reported "
+              "beside the classifiers' accuracy on the same sentences (empty: none)"),
     )
     presets = {
         "sample": {
@@ -184,6 +189,26 @@ class SentEvalExperiment(Experiment):
                                               "layer": layer, "classifier": clf,
                                               "pooling": pooling, **train},
                                              f"{task} {enc} L{layer} {clf}"))
+        return specs + self._behaviour_specs(files)
+
+    def _behaviour_specs(self, files: dict[str, Path]) -> list[RunSpec]:
+        """One run per O/I task scoring its test (original, modified) pairs with the LM."""
+        from synrob.perturb.senteval import pairs_file
+
+        lm = str(self.options["behaviour_lm"]).strip()
+        specs = []
+        for task, path in files.items() if lm else ():
+            if task not in OI_TASKS:
+                continue
+            pairs = pairs_file(path.parent, task)
+            if not pairs.is_file():
+                raise ResourceError(f"senteval: behaviour_lm needs {pairs} (the original of "
+                                    "each modified sentence, written by synrob senteval build; "
+                                    "the official SentEval files have none)")
+            specs.append(RunSpec({"kind": "behaviour", "task": task, "lm": lm,
+                                  "pairs_file": str(pairs.resolve()), "pairs_sha": _sha(pairs),
+                                  "bootstrap": self.options["bootstrap"]},
+                                 f"{task} behaviour {lm}"))
         return specs
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
@@ -191,6 +216,8 @@ class SentEvalExperiment(Experiment):
         from synrob.probe.senteval.text_baselines import TEXT_BASELINE_FUNCS, split_examples
 
         key = dict(spec.key)
+        if key.get("kind") == "behaviour":
+            return _behaviour_rows(key, ctx)
         examples = read_task_file(key["task_file"])
         train, dev, test = split_examples(examples)
         common: dict[str, Any] = {"task": key["task"], "n_train": len(train), "n_dev": len(dev),
@@ -202,7 +229,8 @@ class SentEvalExperiment(Experiment):
             info = {**common, "row": baseline, "kind": "baseline", "baseline": baseline,
                     "encoder": "", "layer": None, "classifier": "", "chosen": res.chosen}
             right = [p == e.label for p, e in zip(res.test_predictions or [], test, strict=True)]
-            return self._rows(info, res.dev_accuracy, res.test_accuracy, right, key, ctx.seed)
+            return self._rows(info, res.dev_accuracy, res.test_accuracy, right, key, ctx.seed,
+                              test)
         layers = [0] if baseline == "bov-glove" else key["layers"]
         res_c = self._classify(key, examples, train, dev, test, layers, ctx,
                                "logreg" if baseline else key["classifier"])
@@ -211,19 +239,28 @@ class SentEvalExperiment(Experiment):
                 "baseline": baseline or "", "encoder": key["encoder"], "layer": key["layer"],
                 "classifier": res_c["classifier"], "chosen": res_c["chosen"],
                 "epochs": res_c["epochs"], **res_c["identity"]}
-        return self._rows(info, res_c["dev"], res_c["test"], res_c["right"], key, ctx.seed)
+        return self._rows(info, res_c["dev"], res_c["test"], res_c["right"], key, ctx.seed,
+                          test)
 
     @staticmethod
     def _rows(info: dict[str, Any], dev: float, test: float, right: Sequence[bool],
-              key: dict[str, Any], seed: int) -> list[Row]:
+              key: dict[str, Any], seed: int, examples: Sequence[Any]) -> list[Row]:
         """The dev and test accuracy rows; the test row with its bootstrap interval over the
-        test sentences (``right``: per test sentence, whether it was classified right)."""
+        test sentences (``right``: per test sentence, whether it was classified right). O/I
+        tasks add ``accuracy_modified``: the accuracy on the modified (I) test sentences, the
+        items a behavioural score compares with their originals."""
         from ..intervals import annotate_mean
 
         rows = [{**info, "split": split, "metric": "accuracy", "value": value}
                 for split, value in (("dev", dev), ("test", test))]
         n_boot = int(key.get("bootstrap", 0))
-        rows[1] = annotate_mean(rows[1], np.asarray(right, dtype=np.float64), seed, n_boot)
+        ok = np.asarray(right, dtype=np.float64)
+        rows[1] = annotate_mean(rows[1], ok, seed, n_boot)
+        if key["task"] in OI_TASKS:
+            mod = ok[np.array([e.label == "I" for e in examples], dtype=bool)]
+            rows.append(annotate_mean({**rows[1], "metric": "accuracy_modified",
+                                       "value": float(mod.mean()) if mod.size else float("nan"),
+                                       "n_items": int(mod.size)}, mod, seed, n_boot))
         return rows
 
     def _classify(self, key: dict[str, Any], examples: list[Any], train: list[Any],
@@ -262,3 +299,25 @@ class SentEvalExperiment(Experiment):
         from .stats import derived_rows
 
         return derived_rows(rows, self.task_names())
+
+
+def _behaviour_rows(key: dict[str, Any], ctx: Context) -> list[Row]:
+    """The LM's preference for the original of each modified test sentence of one O/I task
+    (BLiMP style, :mod:`synrob.probe.behaviour`), with a bootstrap interval over the pairs."""
+    from synrob.perturb.lm import load_lm
+    from synrob.perturb.senteval import read_pairs
+    from synrob.probe.behaviour import SentencePair, score_pairs
+
+    from ..intervals import annotate_mean
+
+    items = [p for p in read_pairs(Path(key["pairs_file"]).parent, key["task"]) or []
+             if p["split"] == "te"]
+    pairs = [SentencePair(f"te{k}", None, p["original"], p["modified"])
+             for k, p in enumerate(items)]
+    lm = load_lm(key["lm"], device=ctx.device)
+    prefers = np.array([float(s.prefers_original) for s in score_pairs(lm, pairs)])
+    row = {"kind": "behaviour", "task": key["task"], "row": f"LM {key['lm']}", "lm": key["lm"],
+           "lm_kind": lm.kind, "encoder": "", "layer": None, "classifier": "", "split": "test",
+           "metric": "lm_prefers_original", "n_items": len(pairs),
+           "value": float(prefers.mean()) if prefers.size else float("nan")}
+    return [annotate_mean(row, prefers, ctx.seed, int(key.get("bootstrap", 0)))]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..report import error_bars, fmt_p, markdown_table, pyplot, save_figure, write_markdown
-from .stats import accuracies, intervals, leads, row_order, task_sizes
+from .stats import accuracies, behaviour, intervals, leads, row_order, task_sizes
 
 __all__ = ["PAPER_TABLE2", "PAPER_SOURCE", "write_report", "lead_table"]
 
@@ -37,7 +37,7 @@ PAPER_TASKS = ("SentLen", "WC", "TreeDepth", "TopConst", "BShift", "Tense", "Sub
 
 
 def _pct(v: float | None) -> str:
-    return "—" if v is None else f"{100 * v:.1f}"
+    return "—" if v is None or math.isnan(v) else f"{100 * v:.1f}"
 
 
 def _pct_ci(v: float | None, ci: Sequence[float] | None) -> str:
@@ -156,6 +156,18 @@ def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str])
         "## Task sizes\n\n" + size_table,
         "## Dev accuracy and hyperparameters chosen on dev\n\n" + detail,
     ]
+    behav = behaviour(rows, tasks)
+    if behav:
+        sections.append(
+            "## Behaviour: does the LM prefer the original?\n\n"
+            "For each modified (I) test sentence of the O/I tasks, whether the language model "
+            "gives its unmodified original a higher total log-probability (BLiMP style), beside "
+            "the accuracy of the best-dev model row on the same sentences (% with 95 % "
+            "bootstrap intervals).\n\n" + markdown_table(
+                ["task", "modified test sentences", "LM", "LM prefers original", "model",
+                 "model accuracy on them"],
+                [[b["task"], str(b["items"]), b["lm"], _pct_ci(b["lm_acc"], b["lm_ci"]),
+                  b["model"] or "—", _pct_ci(b["model_acc"], b["model_ci"])] for b in behav]))
     if plot is not None:
         sections.append("## Accuracy per layer\n\n![accuracy per layer](senteval-layers.png)")
         files.append(plot)

@@ -12,7 +12,7 @@ from typing import Any
 from ..intervals import delta
 
 __all__ = ["BASELINE_ORDER", "accuracies", "row_order", "task_sizes", "intervals", "leads",
-           "derived_rows"]
+           "behaviour", "derived_rows"]
 
 #: The baseline rows in the paper's order.
 BASELINE_ORDER = ("majority", "length", "nb-uni-tfidf", "nb-bi-tfidf", "bov-glove")
@@ -82,6 +82,29 @@ def leads(rows: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[dict[str
                     "lead": d["value"], "lead_ci": [d["ci_low"], d["ci_high"]],
                     "p_value": d["p_value"]})
     return out
+
+
+def behaviour(rows: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[dict[str, Any]]:
+    """Per O/I task with a behavioural run: the LM's preference for the originals of the
+    modified test sentences and, on the same sentences, the accuracy of the model row of
+    :func:`leads` (best dev accuracy): ``[{"task", "lm", "items", "lm_acc", "lm_ci", "model",
+    "model_acc", "model_ci"}]``."""
+    best = {x["task"]: x["model"] for x in leads(rows, tasks)}
+    nan2 = [math.nan, math.nan]
+    out = []
+    for r in rows:
+        if r.get("kind") != "behaviour" or r.get("task") not in tasks:
+            continue
+        model = best.get(r["task"])
+        mod = next((x for x in rows if x.get("row") == model and x.get("task") == r["task"]
+                    and x.get("metric") == "accuracy_modified"), None)
+        out.append({"task": r["task"], "lm": r["lm"], "items": r["n_items"],
+                    "lm_acc": r["value"], "lm_ci": [r.get("ci_low", math.nan),
+                                                    r.get("ci_high", math.nan)],
+                    "model": model, "model_acc": mod["value"] if mod else math.nan,
+                    "model_ci": [mod.get("ci_low", math.nan), mod.get("ci_high", math.nan)]
+                    if mod else nan2})
+    return sorted(out, key=lambda x: list(tasks).index(x["task"]))
 
 
 def derived_rows(rows: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[dict[str, Any]]:
