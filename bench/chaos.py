@@ -319,6 +319,11 @@ def comparable_results(results: dict) -> dict:
     return out
 
 
+def same_json(a: object, b: object) -> bool:
+    """Equal as JSON (so a NaN equals a NaN: an undefined interval is the same result)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def _json_or_none(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -344,7 +349,7 @@ def check_run_dir(out: Path, ref: Path) -> list[str]:
                 ref_obj = _json_or_none(twin)
                 if ref_obj is None:
                     bad.append(f"{rel}: not in the reference run")
-                elif obj.get("rows") != ref_obj.get("rows"):
+                elif not same_json(obj.get("rows"), ref_obj.get("rows")):
                     bad.append(f"{rel}: rows differ from the reference")
         elif path.suffix == ".png":
             if not path.read_bytes().endswith(PNG_END):
@@ -375,7 +380,7 @@ def chaos_run(kills: int, workdir: Path, rng: random.Random, *, experiment: str 
     reference = json.loads((ref / "out" / "results.json").read_text(encoding="utf-8"))
     ref_rows = comparable_results(reference)
     warm = json.loads((ref / "warm" / "results.json").read_text(encoding="utf-8"))
-    if comparable_results(warm) != ref_rows:  # cold cache, one worker: the same results
+    if not same_json(comparable_results(warm), ref_rows):  # cold cache, one worker: the same results
         tally.differ(-1, "the warm-up run (cold cache, 1 worker) differs from the reference")
 
     def trial(i: int, tdir: Path, delay: float) -> None:
@@ -390,7 +395,7 @@ def chaos_run(kills: int, workdir: Path, rng: random.Random, *, experiment: str 
         got = _json_or_none(out / "results.json")
         if got is None:
             tally.differ(i, "no valid results.json after the re-run")
-        elif comparable_results(got) != ref_rows:
+        elif not same_json(comparable_results(got), ref_rows):
             tally.differ(i, "results.json differs from the uninterrupted run")
         for what in check_run_dir(out, ref / "out"):
             tally.differ(i, f"after the re-run: {what}")
