@@ -516,6 +516,20 @@ def test_bshift_without_an_eligible_pair_is_left_unchanged() -> None:
     assert BShift(punct=True).perturb(s, sentence_rng(0, 0)).sentence.forms == ["!", "Thanks"]
 
 
+def test_bshift_never_labels_an_unchanged_text_inverted() -> None:
+    """A drawn pair of identical forms ("very very") would leave the text as it was: label O
+    with a note, the sentence untouched; the draw is the same, so other pairs still swap."""
+    s = _sentence([("very", "ADV", 2, "advmod", Y), ("very", "ADV", 3, "advmod", Y),
+                   ("good", "ADJ", 0, "root", N)])
+    outs = [BShift().perturb(s, sentence_rng(0, i)) for i in range(200)]
+    same = [p for p in outs if p.changed == ()]
+    assert same and all(p.label == "O" and p.sentence is s and "identical" in p.note
+                        for p in same)
+    swapped = [p for p in outs if p.changed]
+    assert swapped and all(p.label == "I" and p.changed == (2, 3)
+                           and p.sentence.text != s.text for p in swapped)
+
+
 def test_bshift_punct_is_a_typed_documented_parameter(cli, sample_dev: Path) -> None:
     with pytest.raises(ParameterError, match="punct"):
         BShift(punct="maybe")

@@ -272,11 +272,14 @@ class BShift(Perturber):
     The pair is drawn uniformly among the adjacent pairs of syntactic words. By default a pair
     holding punctuation (UPOS ``PUNCT``) is never drawn: a moved comma or sentence-final mark
     is a surface cue that Conneau et al. avoid; ``punct=true`` allows such pairs. A sentence
-    without an eligible pair is left unchanged (label ``O`` with a note).
+    without an eligible pair is left unchanged (label ``O`` with a note), and so is one whose
+    drawn pair holds two identical forms ("very very"): swapping them would not change the text,
+    so an ``I`` label would be false (1.2; the draw itself is unchanged, so every other sentence
+    gets the same output as in 1.1).
     """
 
     name = "bshift"
-    version = "1.1"
+    version = "1.2"
     summary = "invert two random adjacent words (no punctuation unless punct=true); label I"
     paper = "Conneau et al. 2018, What you can cram into a single vector (BShift)"
     params = (
@@ -301,6 +304,10 @@ class BShift(Perturber):
             return Perturbation(sentence, sentence.text, (), "O",
                                 "no two adjacent words without punctuation")
         i = pairs[rng.randrange(len(pairs))]  # swap words i and i+1 (1-based)
+        words = sentence.words()
+        if words[i - 1].form == words[i].form:
+            return Perturbation(sentence, sentence.text, (), "O",
+                                "the drawn pair holds two identical words")
         order = list(range(1, n + 1))
         order[i - 1], order[i] = order[i], order[i - 1]
         new = sentence.reorder(order)
