@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +32,10 @@ class ChangeRate(Experiment):
         Param("fail_on", str, "", "a kind whose run raises (simulates a crash)"),
     )
     presets = {"three": {"kinds": "shuffle,flip,bshift"}}
+
+    def prepare(self, ctx):
+        with ctx.stage("perturbation"):  # a stage of the experiment's own
+            time.sleep(0.05)
 
     def plan(self, ctx):
         return [RunSpec({"kind": k, "treebank": self.options["treebank"],
@@ -106,6 +111,10 @@ def test_run_writes_results_and_reuses_finished_runs(tmp_path: Path) -> None:
     assert 0.2 < shuffle_chrf < 1.0  # a real rewrite: changed, not destroyed
     csv_lines = (out / "results.csv").read_text().splitlines()
     assert len(csv_lines) == 1 + len(data["rows"]) and "perturbation" in csv_lines[0]
+    # the stage breakdown: the experiment's own stages, then the runner's, within the total
+    assert list(data["stages"]) == ["perturbation", "other preparation", "runs", "report"]
+    assert data["stages"]["perturbation"] >= 0.05 and data["stages"]["runs"] > 0
+    assert sum(first.stages.values()) <= first.seconds + 1e-6
 
     again = run_experiment(ChangeRate(), out, seed=3)
     assert (again.executed, again.reused) == (0, 2)
@@ -205,6 +214,7 @@ def test_cli_run_from_toml_and_by_name(cli, registered: None, tmp_path: Path) ->
     data = json.loads(res.stdout)
     assert data["experiment"] == "test-change-rate" and data["executed"] == 1
     assert "1 runs executed, 0 reused" in res.stderr
+    assert "synrob: stages: perturbation " in res.stderr and ", runs " in res.stderr
     res = cli(["run", cfg])  # the same, from the finished run: prints the report
     assert res.exit_code == 0 and "0 runs executed, 1 reused" in res.stderr
     assert res.stdout.startswith("# change rate") and f"report: {out}/report.md" in res.stderr

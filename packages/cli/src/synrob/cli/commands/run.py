@@ -75,6 +75,7 @@ def run_experiment(
                  on_run=on_run)
     info(f"synrob: {exp_name}: {result.executed} runs executed, {result.reused} reused from "
          f"{outdir}/runs, {result.seconds:.1f} s")
+    info("synrob: stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.stages.items()))
     if as_json:
         emit_json(json.loads((outdir / "results.json").read_text(encoding="utf-8")))
         return

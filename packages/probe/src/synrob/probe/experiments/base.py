@@ -18,9 +18,11 @@ class attributes as every other component (``name``, ``version``, ``summary``, `
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -62,6 +64,18 @@ class Context:
     device: str = "auto"
     seed: int = 0
     progress: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    #: Wall seconds per named stage of this invocation (driver only; :meth:`stage`).
+    stages: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``stages[name]`` (e.g. ``perturbation``,
+        ``encoding`` in :meth:`Experiment.prepare`); the runner adds ``runs`` and ``report``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - t0
 
     @property
     def data_dir(self) -> Path:

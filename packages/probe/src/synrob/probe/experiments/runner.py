@@ -58,6 +58,10 @@ class ExperimentResult:
     executed: int = 0
     reused: int = 0
     seconds: float = 0.0
+    #: Wall seconds per stage of this invocation: the experiment's own (``perturbation``,
+    #: ``encoding``, ...), ``other preparation`` (the rest of prepare and plan), ``runs`` (the
+    #: grid: probe training and scoring) and ``report``.
+    stages: dict[str, float] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         """The content of ``results.json``."""
@@ -65,7 +69,7 @@ class ExperimentResult:
             "experiment": self.experiment, "version": self.version, "options": self.options,
             "seed": self.seed, "written": utc_now(), "versions": versions(), "runs": self.runs,
             "executed": self.executed, "reused": self.reused,
-            "seconds": round(self.seconds, 3),
+            "seconds": round(self.seconds, 3), "stages": self.stages,
             "files": [str(p.relative_to(self.outdir)) for p in self.files],
             "rows": [public(r) for r in self.rows],
         }
@@ -119,6 +123,7 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     runs_dir = out / "runs"
     runs_dir.mkdir(exist_ok=True)
     ctx = Context(out, device=device, seed=seed, progress=progress)
+    t_prep = time.perf_counter()
     experiment.prepare(ctx)
     specs = list(experiment.plan(ctx))
     ckeys = content_keys([s.key for s in specs], ctx.data_dir)
@@ -147,8 +152,10 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
         if on_run is not None:
             on_run(run_id, spec, seconds)
 
-    execute_runs(experiment, todo, ctx, on_done=save, backend=backend, workers=workers,
-                 address=address)
+    _residual(ctx, "other preparation", time.perf_counter() - t_prep)
+    with ctx.stage("runs"):
+        execute_runs(experiment, todo, ctx, on_done=save, backend=backend, workers=workers,
+                     address=address)
     rows: list[Row] = []
     runs: list[dict[str, Any]] = []
     fresh = {i for i, _ in todo}
@@ -159,9 +166,10 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
                      "reused": run_id not in fresh, "provenance": saved.get("provenance", {})})
         rows.extend({"experiment": experiment.name, "run": run_id, "seed": seed, **r}
                     for r in saved["rows"])
-    files = experiment.report(rows, ctx)
-    derived = [{"experiment": experiment.name, "run": None, "seed": seed, "derived": True, **r}
-               for r in experiment.derived_rows(rows)]
+    with ctx.stage("report"):
+        files = experiment.report(rows, ctx)
+        derived = [{"experiment": experiment.name, "run": None, "seed": seed, "derived": True,
+                    **r} for r in experiment.derived_rows(rows)]
     rows = [*rows, *derived]
     result = ExperimentResult(experiment.name, experiment.version, dict(experiment.options), seed,
                               out, rows, runs, executed=len(todo),
@@ -169,5 +177,11 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     files = [write_csv(out / "results.csv", [public(r) for r in rows]), *files]
     result.files = [out / "results.json", *files]
     result.seconds = time.perf_counter() - t0
+    result.stages = {k: round(v, 3) for k, v in ctx.stages.items()}
     _write_json(out / "results.json", result.as_json())
     return result
+
+
+def _residual(ctx: Context, name: str, seconds: float) -> None:
+    """Record as stage ``name`` what of ``seconds`` no stage recorded so far accounts for."""
+    ctx.stages[name] = max(seconds - sum(ctx.stages.values()), 0.0)

@@ -163,12 +163,14 @@ class JabberwockyExperiment(Experiment):
     def prepare(self, ctx: Context) -> None:
         """Build the Jabberwocky files of every draw, then encode every file with every encoder."""
         self._check()
-        files = self._files(ctx)
+        with ctx.stage("perturbation"):
+            files = self._files(ctx)
         paths = [*files["clean"].values(), *(p for d in files["draws"] for p in d.values())]
         jobs = [(e, p) for e in self._encoders() for p in paths]
         items = ctx.progress(jobs, "encoding", total=len(jobs)) if ctx.progress else jobs
-        for enc, path in items:
-            _features(enc["encoder"], enc["params"], ctx.device)(path, enc["layers"][0])
+        with ctx.stage("encoding"):
+            for enc, path in items:
+                _features(enc["encoder"], enc["params"], ctx.device)(path, enc["layers"][0])
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
         self._check()

@@ -160,15 +160,17 @@ class LocalStructure(Experiment):
 
         from ..data import resolve_one
 
-        files = self._files(ctx)
+        with ctx.stage("perturbation"):
+            files = self._files(ctx)
         clean = [str(resolve_one(self.options["train"])), str(resolve_one(self.options["dev"]))]
         jobs: list[tuple[str, str, Any]] = []
         for enc, layers in self._layers().items():
             jobs += [(enc, path, "all") for path in clean]
             jobs += [(enc, str(f.conllu), layers) for f in files.values()]
         it = ctx.progress(jobs, "local-structure: encoding", len(jobs)) if ctx.progress else jobs
-        for enc, path, layers in it:
-            encode_corpus(enc, path, layers=layers, device=ctx.device)
+        with ctx.stage("encoding"):
+            for enc, path, layers in it:
+                encode_corpus(enc, path, layers=layers, device=ctx.device)
 
     def plan(self, ctx: Context) -> list[RunSpec]:
         from ..data import resolve_one

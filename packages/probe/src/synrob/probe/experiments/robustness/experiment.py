@@ -187,13 +187,15 @@ class RobustnessExperiment(Experiment):
 
         seeds = self._seeds(ctx)
         it = ctx.progress(seeds, "perturbing test sets", len(seeds)) if ctx.progress else seeds
-        files = [ctx.data_dir / c["file"] for seed in it for c in self._files(ctx, seed)]
+        with ctx.stage("perturbation"):
+            files = [ctx.data_dir / c["file"] for seed in it for c in self._files(ctx, seed)]
         sources = [str(resolve_one(self.options[s])) for s in ("train", "dev", "test")]
         jobs = list(dict.fromkeys((enc, str(f)) for enc, _ in self._models()
                                   for f in [*sources, *files]))
         it2 = ctx.progress(jobs, "encoding", len(jobs)) if ctx.progress else jobs
-        for enc, path in it2:
-            encode_corpus(enc, path, layers="all", device=ctx.device)
+        with ctx.stage("encoding"):
+            for enc, path in it2:
+                encode_corpus(enc, path, layers="all", device=ctx.device)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
         from ..data import resolve_one

@@ -157,18 +157,20 @@ class SentEvalExperiment(Experiment):
             if c not in CLASSIFIERS:
                 raise ParameterError(f"senteval: unknown classifier {c!r}; known: {', '.join(CLASSIFIERS)}")
         if not self.options["tasks_dir"]:
-            self._build(ctx)
+            with ctx.stage("perturbation"):  # building the task files (BShift, SOMO, ...)
+                self._build(ctx)
         files = self.task_files(ctx)
         corpora = {t: task_corpus([e.sentence for e in read_task_file(f)],
                                   ctx.data_dir / "corpora") for t, f in files.items()}
         jobs = [(enc, layers, t) for enc, layers in self._encodings().items() for t in files]
         items = ctx.progress(jobs, "encoding SentEval tasks", len(jobs)) if ctx.progress else jobs
         instances: dict[str, Any] = {}  # one instance per encoder: weights load once
-        for enc, layers, task in items:
-            if enc not in instances:
-                instances.clear()
-                instances[enc] = resolve_encoder(enc, {"device": ctx.device})
-            encode_task(instances[enc], corpora[task], layers, device=ctx.device)
+        with ctx.stage("encoding"):
+            for enc, layers, task in items:
+                if enc not in instances:
+                    instances.clear()
+                    instances[enc] = resolve_encoder(enc, {"device": ctx.device})
+                encode_task(instances[enc], corpora[task], layers, device=ctx.device)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
         files = self.task_files(ctx)
