@@ -8,6 +8,15 @@ Prints ``name: value`` lines:
 * ``nlpaug_synonym_wordnet_sents_per_s``, ``nlpaug_random_word_swap_sents_per_s``,
   ``nlpaug_random_char_swap_sents_per_s`` on the same sentences as text, and
   ``copos_vs_nlpaug_synonym`` (ratio; target >= 1);
+* the fair comparison of one substitution per sentence: nlpaug's ``SynonymAug`` with
+  ``aug_max=1`` (``nlpaug_synonym_one_word_sents_per_s``) beside coPOS at its default budget 1,
+  ``copos_vs_nlpaug_synonym_one_word`` (sentences/s ratio; target >= 1), and the time per
+  substituted word of each (``copos_ms_per_substituted_word``,
+  ``nlpaug_synonym_ms_per_substituted_word``, ``nlpaug_synonym_one_word_ms_per_substituted_word``;
+  a word counts as substituted for nlpaug when a difflib alignment of its own tokens of input
+  and output replaces it, and for coPOS when ``# synrob.changed`` lists it) with
+  ``copos_vs_nlpaug_per_word`` and ``copos_vs_nlpaug_one_word_per_word`` (nlpaug time per word
+  over coPOS's; target >= 1 for both);
 * ``coco_tokens_per_s`` (model tokens scored per second, end to end on the first
   ``--coco-sentences`` sentences) and ``coco_ratio_vs_raw`` (that rate divided by the rate of
   plain batched forward passes of the same model on the same shapes; target >= 0.8);
@@ -24,7 +33,8 @@ first run trains NLTK's own ``PerceptronTagger`` on EWT train (FORM, XPOS) and s
 so nlpaug's own code path and cost are kept. Kinds or peers that are not available are skipped
 with a line saying why.
 
-Run: ``.venv/bin/python bench/perturb.py [--ewt DIR] [--coco-sentences N] [--skip-rss]``
+Run: ``.venv/bin/python bench/perturb.py [--ewt DIR] [--kinds copos,...] [--coco-sentences N]
+[--skip-rss]`` (``--coco-sentences 0`` skips coCO).
 """
 
 from __future__ import annotations
@@ -52,7 +62,8 @@ def skip(name: str, reason: str) -> None:
     print(f"{name}: skipped ({reason})", flush=True)
 
 
-def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2) -> dict[str, float]:
+def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2,
+                kinds: list[str] | None = None) -> dict[str, float]:
     """Sentences per second of every registered kind (coco apart), CoNLL-U in and out.
 
     Defaults everywhere, except somo, which takes its bigram counts from EWT train. With
@@ -66,7 +77,7 @@ def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2) -> d
     registry = get_registry()
     rates: dict[str, float] = {}
     for kind in registry.names("perturber"):
-        if kind == "coco":
+        if kind == "coco" or (kinds and kind not in kinds):
             continue
         try:
             params = {"reference": str(train)} if kind == "somo" else {}
@@ -88,6 +99,9 @@ def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2) -> d
         assert stats.sentences == n_sents
         rates[kind] = n_sents / elapsed
         emit(f"{kind}_sents_per_s", rates[kind])
+        words = changed_words(sink.getvalue())
+        rates[f"{kind}_s_per_word"] = elapsed / max(words, 1)
+        emit(f"{kind}_ms_per_substituted_word", 1000 * rates[f"{kind}_s_per_word"])
         emit(f"{kind}_changed_share", stats.changed_records / max(stats.records, 1))
         if workers > 1:  # the same job on all cores (ordered, byte-identical output)
             start = time.perf_counter()
@@ -96,6 +110,21 @@ def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2) -> d
             emit(f"{kind}_sents_per_s_{workers}workers", n_sents / (time.perf_counter() - start))
             assert parallel == sink.getvalue(), f"{kind}: workers changed the output"
     return rates
+
+
+def changed_words(conllu: str) -> int:
+    """Words listed in the ``# synrob.changed`` comments of a perturb output."""
+    prefix = "# synrob.changed = "
+    return sum(len([w for w in line[len(prefix):].split(",") if w.strip()])
+               for line in conllu.splitlines() if line.startswith(prefix))
+
+
+def substituted_tokens(a: list[str], b: list[str]) -> int:
+    """Tokens of ``a`` replaced or deleted in ``b`` (difflib alignment)."""
+    import difflib
+
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    return sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag in ("replace", "delete"))
 
 
 def ensure_nltk_tagger(train: Path) -> None:
@@ -135,6 +164,7 @@ def bench_nlpaug(texts: list[str], train: Path) -> dict[str, float]:
     ensure_nltk_tagger(train)
     augmenters = {
         "synonym_wordnet": naw.SynonymAug(aug_src="wordnet"),
+        "synonym_one_word": naw.SynonymAug(aug_src="wordnet", aug_max=1),
         "random_word_swap": naw.RandomWordAug(action="swap"),
         "random_char_swap": nac.RandomCharAug(action="swap"),
     }
@@ -142,10 +172,18 @@ def bench_nlpaug(texts: list[str], train: Path) -> dict[str, float]:
     for name, aug in augmenters.items():
         aug.augment(texts[0])  # warm-up: lazy loads (WordNet, tagger)
         start = time.perf_counter()
-        for text in texts:
-            aug.augment(text)
-        rates[name] = len(texts) / (time.perf_counter() - start)
+        outs = [aug.augment(text) for text in texts]
+        elapsed = time.perf_counter() - start
+        rates[name] = len(texts) / elapsed
         emit(f"nlpaug_{name}_sents_per_s", rates[name])
+        if name.startswith("synonym"):
+            # compared in nlpaug's own tokens, so its detokenisation is not counted as a change
+            words = sum(substituted_tokens(aug.tokenizer(t),
+                                           aug.tokenizer(o[0] if isinstance(o, list) else o))
+                        for t, o in zip(texts, outs, strict=True))
+            rates[f"{name}_s_per_word"] = elapsed / max(words, 1)
+            label = name.replace("synonym_wordnet", "synonym")
+            emit(f"nlpaug_{label}_ms_per_substituted_word", 1000 * rates[f"{name}_s_per_word"])
     return rates
 
 
@@ -197,6 +235,18 @@ def peak_rss_mb(path: Path) -> float:
     return int(kb) / 1024
 
 
+def compare_nlpaug(rates: dict[str, float], peers: dict[str, float]) -> None:
+    """coPOS against nlpaug's SynonymAug: sentences/s, defaults and one word per sentence, and
+    time per substituted word (nlpaug's over coPOS's: > 1 means coPOS is faster)."""
+    if "copos" not in rates or "synonym_wordnet" not in peers:
+        return
+    emit("copos_vs_nlpaug_synonym", rates["copos"] / peers["synonym_wordnet"])
+    emit("copos_vs_nlpaug_synonym_one_word", rates["copos"] / peers["synonym_one_word"])
+    emit("copos_vs_nlpaug_per_word", peers["synonym_wordnet_s_per_word"] / rates["copos_s_per_word"])
+    emit("copos_vs_nlpaug_one_word_per_word",
+         peers["synonym_one_word_s_per_word"] / rates["copos_s_per_word"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ewt", type=Path, default=DEFAULT_EWT, help="EWT directory")
@@ -205,6 +255,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="also time each kind with this many worker processes")
     parser.add_argument("--skip-nlpaug", action="store_true")
+    parser.add_argument("--kinds", default="", help="comma-separated kinds to time (default all)")
     args = parser.parse_args()
     dev = args.ewt / "en_ewt-ud-dev.conllu"
     train = args.ewt / "en_ewt-ud-train.conllu"
@@ -216,12 +267,12 @@ def main() -> None:
     emit("dev_sentences", str(len(texts)))
     emit("cpu_count", str(os.cpu_count()))
 
-    rates = bench_kinds(dev_text, len(texts), train, args.workers)
+    kinds = [k for k in args.kinds.split(",") if k]
+    rates = bench_kinds(dev_text, len(texts), train, args.workers, kinds)
     if not args.skip_nlpaug:
-        peers = bench_nlpaug(texts, train)
-        if "copos" in rates and "synonym_wordnet" in peers:
-            emit("copos_vs_nlpaug_synonym", rates["copos"] / peers["synonym_wordnet"])
-    bench_coco(dev_text, args.coco_sentences)
+        compare_nlpaug(rates, bench_nlpaug(texts, train))
+    if args.coco_sentences > 0:
+        bench_coco(dev_text, args.coco_sentences)
     if not args.skip_rss:
         rss_train = peak_rss_mb(train)
         rss_dev = peak_rss_mb(dev)
