@@ -57,6 +57,14 @@ def test_paired_difference_of_identical_rows_is_exactly_zero() -> None:
     assert d["value"] == 0.0 and d["ci_low"] == d["ci_high"] == 0.0 and d["p_value"] == 1.0
 
 
+def test_a_mean_of_equal_draws_has_exactly_no_drop() -> None:
+    """(a + a + a) / 3 may differ from a in the last bit: still a drop of exactly 0, p = 1."""
+    rng = np.random.default_rng(4)
+    a = _row(rng.random(60) / 3)
+    d = delta([a], [dict(a), dict(a), dict(a)])
+    assert d["ci_low"] == d["ci_high"] == 0.0 and d["p_value"] == 1.0
+
+
 def test_pairing_narrows_the_interval_of_a_shared_signal() -> None:
     """Two scores that share most of their per-sentence variation: their paired difference
     has a far narrower interval than either score."""

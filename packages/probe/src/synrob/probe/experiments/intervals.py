@@ -109,11 +109,14 @@ def delta(first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]],
     if not first or not second:
         return {"value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p_value": math.nan}
     point = float(combine(_mean([r["value"] for r in first]), _mean([r["value"] for r in second])))
+    point = round(point, 12) + 0.0 if math.isfinite(point) else point  # no "-0.000" for 0
     a, b = boots(first), boots(second)
     if a is None or b is None or a.size != b.size:
         return {"value": point, "ci_low": math.nan, "ci_high": math.nan, "p_value": math.nan}
     with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.asarray(combine(a, b), dtype=np.float64)
+        # resamples are stored to 6 decimals: below 1e-9 a difference is rounding (the mean
+        # of three equal draws is not always bit-equal to one), so equal rows give exactly 0
+        d = np.round(np.asarray(combine(a, b), dtype=np.float64), 9) + 0.0
     lo, hi = percentile_interval(d)
     return {"value": point, "ci_low": lo, "ci_high": hi, "p_value": p_above_zero(d)}
 

@@ -140,7 +140,7 @@ def _entry(cell: list[Row], probe: str, role: str, label: str, layer: int | None
     return {"probe": probe, "role": role, "label": label, "layer": layer, "metric": metric,
             "clean": clean, "clean_ci": list(interval(clean_rows)), "jab_mean": finite_mean(jab),
             "jab_std": _std(jab), "jab_ci": list(interval(jab_rows)), "jab_draws": jab,
-            "drop": clean - finite_mean(jab), "drop_ci": [drop["ci_low"], drop["ci_high"]],
+            "drop": drop["value"], "drop_ci": [drop["ci_low"], drop["ci_high"]],
             "drop_p": drop["p_value"], "_clean_rows": clean_rows, "_jab_rows": jab_rows}
 
 
