@@ -307,7 +307,7 @@ def chaos_encode(kills: int, workdir: Path, rng: random.Random, *,
 
 
 # ---------------------------------------------------------------------- run
-_RUN_IGNORED = ("written", "seconds", "executed", "reused", "versions")
+_RUN_IGNORED = ("written", "seconds", "stages", "executed", "reused", "versions")
 
 
 def comparable_results(results: dict) -> dict:

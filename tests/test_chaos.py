@@ -83,12 +83,14 @@ def test_check_run_dir_flags_partial_files(tmp_path: Path) -> None:
 
 
 def test_comparable_results_ignores_times_only() -> None:
-    a = {"experiment": "x", "written": "t1", "seconds": 3.0, "executed": 7, "reused": 0,
+    a = {"experiment": "x", "written": "t1", "seconds": 3.0, "stages": {"runs": 2.0},
+         "executed": 7, "reused": 0,
          "versions": {"torch": "1"}, "options": {"k": 1}, "seed": 0,
          "runs": [{"id": "r", "label": "l", "content_key": "c", "seconds": 1.0,
                    "reused": False, "provenance": {"time": "t1"}, "key": {"tests": "/a"}}],
          "rows": [{"run": "r", "value": 0.5}]}
-    b = {**a, "written": "t2", "seconds": 9.0, "executed": 0, "reused": 7,
+    b = {**a, "written": "t2", "seconds": 9.0, "stages": {"runs": 0.0}, "executed": 0,
+         "reused": 7,
          "runs": [{**a["runs"][0], "seconds": 2.0, "reused": True,
                    "provenance": {"time": "t2"}, "key": {"tests": "/b"}}]}
     assert chaos.comparable_results(a) == chaos.comparable_results(b)

@@ -273,6 +273,7 @@ def test_o_examples_of_the_o_i_tasks_are_modifiable(suite: SuiteResult, builder:
                              for a, b in zip(s.words, s.words[1:], strict=False)))
     info = suite.tasks["BShift"].info
     assert info["no_word_pair"] == no_pair and 0 < no_pair <= info["not_modifiable"]
+    assert info["identical_pair"] == info["not_modifiable"] - no_pair  # EWT: 1 ("very very")
     for ex in _examples(suite, "CoordInv"):
         if ex.label == "O":
             assert find_coordinate_clauses(by_text[ex.sentence].sentence()) is not None

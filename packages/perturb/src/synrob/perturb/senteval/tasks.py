@@ -343,18 +343,22 @@ def bigram_shift_task(sources: Sequence[SourceSentence], rng: random.Random, see
     from ..perturbers.order import BShift
 
     perturber = BShift()
-    no_pair = 0
+    no_pair = identical = 0
 
     def modify(split: str, s: SourceSentence) -> str | None:
-        nonlocal no_pair
+        nonlocal no_pair, identical
         p = perturber.perturb(s.sentence(), sentence_rng(seed, s.index, 101))
         if p.label == "I" and p.sentence:
             return " ".join(p.sentence.forms)
-        no_pair += 1
+        if p.note == "the drawn pair holds two identical words":
+            identical += 1
+        else:
+            no_pair += 1
         return None
 
     build = _original_vs_modified("BShift", sources, rng, modify, proportions)
     build.info["no_word_pair"] = no_pair  # sources without two adjacent non-PUNCT words
+    build.info["identical_pair"] = identical  # the drawn pair holds two identical forms
     return build
 
 
