@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report import fmt_ci, markdown_table, pyplot, save_figure, write_markdown
+from ..report import error_bars, fmt_ci, markdown_table, pyplot, save_figure, write_markdown
 from .data import PerturbedSet
 from .stats import METRICS, performances, spearman_intervals, spearman_table, structure
 
@@ -21,7 +21,10 @@ KIND_MARKERS = {"none": "*", "shuffle": "s", "phrase": "o", "flip": "^"}
 
 
 def _scatter(struct: dict[str, dict[str, float]], perf: dict[str, dict[str, float]],
-             kinds: dict[str, PerturbedSet], path: Path) -> Path:
+             kinds: dict[str, PerturbedSet], path: Path,
+             cis: dict[tuple[str, str], list[float]] | None = None) -> Path:
+    """One panel per (performance, structure metric); a probe's points carry their 95 %
+    bootstrap intervals (``cis``: (label, set) -> [low, high]) as vertical error bars."""
     plt = pyplot()
     n = max(1, len(perf))
     fig, axes = plt.subplots(n, len(METRICS), figsize=(2.5 * len(METRICS), 1.8 * n),
@@ -36,6 +39,10 @@ def _scatter(struct: dict[str, dict[str, float]], perf: dict[str, dict[str, floa
                 kind, unit = (ps.kind, ps.unit) if ps and ps.kind != "none" else ("none", "none")
                 ax.scatter(struct[s][m], y, c=UNIT_COLOURS[unit], marker=KIND_MARKERS[kind],
                            s=22 if kind != "none" else 70, alpha=0.8, edgecolors="none")
+                ci = (cis or {}).get((label, s))
+                if ci is not None:
+                    ax.errorbar(struct[s][m], y, yerr=error_bars([y], [ci]), fmt="none",
+                                ecolor=UNIT_COLOURS[unit], elinewidth=0.7, alpha=0.6)
             if i == n - 1:
                 ax.set_xlabel(METRIC_LABELS[m], fontsize=8)
             if j == 0:
@@ -87,7 +94,7 @@ def write_report(rows: Sequence[dict[str, Any]], outdir: Path, sets: Sequence[Pe
     sanity = _invariance(perf, sets, static)
     dev = [[f"{r['task']} {r['encoder']}:{r['layer']}", r["value"], r.get("best_epoch"),
             r.get("train_seconds")] for r in rows if r.get("split") == "dev"]
-    png = _scatter(struct, perf, kinds, outdir / "local-structure-scatter.png")
+    png = _scatter(struct, perf, kinds, outdir / "local-structure-scatter.png", _set_cis(rows))
     sections = [
         "Clouatre et al. 2022 (*Local Structure Matters Most*), Figures 4-5: structure metrics of "
         "perturbed test sets against the performance of probes trained on clean data and of a "
@@ -113,6 +120,12 @@ def write_report(rows: Sequence[dict[str, Any]], outdir: Path, sets: Sequence[Pe
     ]
     md = write_markdown(outdir / "report.md", "# local-structure", sections)
     return [md, png]
+
+
+def _set_cis(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[float]]:
+    """(performance label, set) -> the probe score's 95 % interval, where the run has one."""
+    return {(f"{r['task']} {r['encoder']}:{r['layer']}", r["set"]): [r["ci_low"], r["ci_high"]]
+            for r in rows if r.get("split") == "test" and "encoder" in r and "ci_low" in r}
 
 
 def _invariance(perf: dict[str, dict[str, float]], sets: Sequence[PerturbedSet],
