@@ -57,6 +57,8 @@ def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path
 
 
 def test_bad_parameters_are_refused(tmp_path, tiny) -> None:
+    with pytest.raises(ParameterError, match="bootstrap must be 0"):
+        JabberwockyExperiment(**tiny(tmp_path, bootstrap=-1))
     for bad in ({"probes": "mlp"}, {"baselines": "random"}, {"train_on": "noise"},
                 {"draws": 0}, {"layers": "9"}):
         with pytest.raises(ParameterError):

@@ -104,6 +104,11 @@ class Experiment:
         given = {k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                  for k, v in options.items()}
         self.options: dict[str, Any] = parse_params(self.params, given, f"experiment {self.name}")
+        if int(self.options.get("bootstrap", 0)) < 0:
+            from synrob.perturb.errors import ParameterError
+
+            raise ParameterError(f"experiment {self.name}: bootstrap must be 0 (no intervals) or "
+                                 f"more, not {self.options['bootstrap']}")
 
     @classmethod
     def from_preset(cls, preset: str = "default", **overrides: Any) -> Experiment:
