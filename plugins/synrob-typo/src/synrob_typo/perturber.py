@@ -37,6 +37,8 @@ class Typo(Perturber):
     name = "typo"
     version = __version__
     summary = "keyboard-typo noise: QWERTY-adjacent substitution, insertion, deletion, transposition"
+    languages = ("*",)
+    language_note = "any Latin-script language (the QWERTY layout decides the neighbours)"
     paper = (
         "Belinkov & Bisk 2018, Synthetic and Natural Noise Both Break Neural Machine "
         "Translation (keyboard typos)"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .corpus import Sentence
+from .language import ANY, DEFAULT_LANGUAGE, check_code, check_supported
 from .params import Param, parse_params
 
 __all__ = ["Perturber", "Perturbation", "Param", "sentence_rng"]
@@ -42,8 +43,12 @@ class Perturber(ABC):
     """Base class: subclasses set ``name``, ``params``, and implement :meth:`perturb`.
 
     Construct with keyword parameters (strings from the CLI are converted by the declared
-    :class:`Param` types). Heavy resources (models, lexicons) are loaded lazily in
-    :meth:`setup`, which the caller may invoke once before the first sentence.
+    :class:`Param` types) and the input's language ``lang`` (an ISO code, default ``en``).
+    ``languages`` declares the languages the perturber supports (codes, or ``"*"`` for any;
+    ``language_note`` says why, e.g. ``"English WordNet 3.0"``): constructing it for another
+    language raises :class:`~synrob.perturb.language.LanguageError`. Heavy resources (models,
+    lexicons) are loaded lazily in :meth:`setup`, which the caller may invoke once before the
+    first sentence.
     """
 
     name: ClassVar[str]
@@ -51,10 +56,20 @@ class Perturber(ABC):
     summary: ClassVar[str] = ""
     paper: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
+    languages: ClassVar[tuple[str, ...]] = (ANY,)
+    language_note: ClassVar[str] = ""
 
-    def __init__(self, **params: Any) -> None:
+    def __init__(self, *, lang: str = DEFAULT_LANGUAGE, **params: Any) -> None:
+        self.lang = check_code(lang)
+        check_supported(f"perturber {self.name!r}", self.languages, self.lang, self.language_note)
         self.options: dict[str, Any] = parse_params(self.params, params, f"perturber {self.name!r}")
         self._ready = False
+
+    @property
+    def recorded_options(self) -> dict[str, Any]:
+        """The options written into every output (``# synrob.params``): by default all of them;
+        a perturber may leave out options that have no effect in its language."""
+        return self.options
 
     @property
     def writes_conllu(self) -> bool:
@@ -85,4 +100,5 @@ class Perturber(ABC):
     def describe(cls) -> dict[str, Any]:
         from .params import describe_component
 
-        return {"kind": cls.name, **describe_component(cls)}
+        return {"kind": cls.name, **describe_component(cls), "languages": list(cls.languages),
+                "language_note": cls.language_note}

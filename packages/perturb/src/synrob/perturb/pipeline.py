@@ -7,7 +7,7 @@ variant ``v`` get the random generator ``sentence_rng(seed, i, v)``, so the outp
 depend on the batch size or on the number of worker processes.
 
 Each output is a :class:`PerturbRecord`: the perturbed sentence carrying ``# synrob.*``
-comments and a new ``sent_id`` (``<source>.synrob-<kind>-v<variant>``), its text, the ids of the
+comments (``synrob.lang`` is the perturber's language) and a new ``sent_id`` (``<source>.synrob-<kind>-v<variant>``), its text, the ids of the
 original words that changed, and chrF-2 / normalised Levenshtein against the original text.
 :func:`perturb_records` yields records; :func:`perturb_formatted` yields them already written
 as CoNLL-U, text lines or JSON lines (what the worker processes send back). Outputs come in
@@ -93,12 +93,14 @@ class PerturbRecord:
     label: str | None = None
     note: str | None = None
     sentence: Sentence | None = None
+    lang: str = "en"
 
     def comments(self) -> dict[str, str]:
         """The ``# synrob.*`` comments, in output order."""
         out = {
             "synrob.source": self.source,
             "synrob.kind": self.kind,
+            "synrob.lang": self.lang,
             "synrob.params": _params_json(self.params),
             "synrob.seed": str(self.seed),
             "synrob.variant": str(self.variant),
@@ -118,6 +120,7 @@ class PerturbRecord:
             "sent_id": self.sent_id,
             "source": self.source,
             "kind": self.kind,
+            "lang": self.lang,
             "params": self.params,
             "seed": self.seed,
             "variant": self.variant,
@@ -250,7 +253,7 @@ def _record(perturber: Perturber, job: _Job, index: int, variant: int, original:
         index=index,
         variant=variant,
         kind=perturber.name,
-        params=perturber.options,
+        params=perturber.recorded_options,
         seed=job.seed,
         source=source,
         sent_id=sent_id,
@@ -261,6 +264,7 @@ def _record(perturber: Perturber, job: _Job, index: int, variant: int, original:
         perturbed=p.text,
         label=p.label,
         note=p.note,
+        lang=perturber.lang,
     )
     if p.sentence is not None:
         old_meta = p.sentence.metadata

@@ -13,6 +13,7 @@ from synrob.perturb.device import DEVICE_HELP
 if TYPE_CHECKING:
     from synrob.perturb.base import Perturber
     from synrob.perturb.corpus import Sentence
+    from synrob.perturb.language import Language
     from synrob.perturb.pipeline import PipelineStats, RawBlock
 
 _IN_FORMATS = ("conllu", "text")
@@ -50,7 +51,12 @@ def _text_lines(path: Path) -> Iterator[str]:
             fh.close()
 
 
-def _parse_texts(path: Path) -> Iterator[Sentence]:
+def _parse_texts(path: Path, lang: str) -> Iterator[Sentence]:
+    from synrob.perturb.language import LanguageError
+
+    if lang != "en":
+        raise LanguageError(f"{path}: raw text is parsed by spaCy's English model, so it must be "
+                            f"English, not {lang}; give a CoNLL-U treebank of that language")
     try:
         from synrob.perturb.parsing import parse_texts
     except ImportError:
@@ -62,14 +68,45 @@ def _parse_texts(path: Path) -> Iterator[Sentence]:
     yield from parse_texts(_text_lines(path))
 
 
-def _items(paths: list[tuple[Path, str]]) -> Iterator[Sentence | RawBlock]:
+def _items(paths: list[tuple[Path, str]], lang: str,
+           stdin_blocks: Iterator[RawBlock] | None = None) -> Iterator[Sentence | RawBlock]:
+    """Every input sentence, in order; ``stdin_blocks`` are stdin's blocks when already opened
+    (to read its language)."""
     from synrob.perturb.pipeline import read_blocks
 
     for path, fmt in paths:
         if fmt == "conllu":
-            yield from read_blocks("-" if str(path) == "-" else path)
+            if str(path) == "-" and stdin_blocks is not None:
+                yield from stdin_blocks
+            else:
+                yield from read_blocks("-" if str(path) == "-" else path)
         else:
-            yield from _parse_texts(path)
+            yield from _parse_texts(path, lang)
+
+
+def _input_language(paths: list[tuple[Path, str]], lang: str | None
+                    ) -> tuple[Language, Iterator[RawBlock] | None]:
+    """The inputs' language (``--lang``, a UD file name, ``# synrob.lang``, else English) and,
+    when stdin is read for its comment, stdin's blocks (the first one peeked, not lost)."""
+    import itertools
+
+    from synrob.perturb.language import Language, infer_language, language_of_comments
+    from synrob.perturb.pipeline import read_blocks
+
+    found = infer_language([p for p, _ in paths], lang)
+    stdin = any(str(p) == "-" and f == "conllu" for p, f in paths)
+    if found.source.startswith("assumed") and stdin:
+        blocks = read_blocks("-")
+        first = next(blocks, None)
+        if first is None:
+            return found, iter(())
+        comments = {k.strip(): v.strip() for _, line in first.lines if line.startswith("#")
+                    for k, sep, v in [line[1:].partition("=")] if sep}
+        code = language_of_comments(comments)
+        if code:
+            found = Language(code, "from '# synrob.lang' on stdin")
+        return found, itertools.chain([first], blocks)
+    return found, None
 
 
 def _describe(kind: str, as_json: bool) -> None:
@@ -89,6 +126,8 @@ def _describe(kind: str, as_json: bool) -> None:
         f"{info['kind']} {info['version']} ({comp.distribution})",
         f"  {info['summary']}",
         f"  paper: {info['paper'] or '-'}",
+        f"  languages: {', '.join(info['languages'])}"
+        + (f" ({info['language_note']})" if info["language_note"] else ""),
     ]
     params = info["params"]
     if not params:
@@ -113,11 +152,13 @@ def _describe(kind: str, as_json: bool) -> None:
 
 def _build_perturber(
     kind: str, params: list[str], budget: str | None, inputs: list[str] | None = None,
-    device: str | None = None,
+    device: str | None = None, lang: Language | None = None,
 ) -> Perturber:
-    """The perturber with its parameters; a ``reference`` corpus defaults to the inputs;
-    ``--budget`` and ``--device`` are shortcuts for ``-p budget=`` and ``-p device=``."""
+    """The perturber for language ``lang`` with its parameters; a ``reference`` corpus
+    defaults to the inputs; ``--budget`` and ``--device`` are shortcuts for ``-p budget=`` and
+    ``-p device=``."""
     from synrob.perturb.errors import ParameterError
+    from synrob.perturb.language import check_supported
     from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
 
@@ -146,7 +187,11 @@ def _build_perturber(
                 f"--device {device} conflicts with -p device={given['device']}; give one"
             )
         given["device"] = device
-    return cls(**given)
+    if lang is None:
+        return cls(**given)
+    check_supported(f"perturber {kind!r}", getattr(cls, "languages", ("*",)), lang.code,
+                    getattr(cls, "language_note", ""), lang.source)
+    return cls(lang=lang.code, **given)
 
 
 # ------------------------------------------------------------------ options of ``synrob perturb``
@@ -200,6 +245,12 @@ _Describe = Annotated[
     typer.Option("--describe", help="Print KIND's parameters, defaults and paper, then exit."),
 ]
 _Json = Annotated[bool, typer.Option("--json", help="With --describe: print JSON.")]
+_Lang = Annotated[
+    str | None,
+    typer.Option("--lang", help="Language of the inputs (ISO code as UD uses it: en, tr, de...); "
+                 "default: from a UD file name (tr_imst-ud-test.conllu), else from a "
+                 "'# synrob.lang' comment, else en."),
+]
 
 
 # ------------------------------------------------------------------ the steps of ``synrob perturb``
@@ -245,7 +296,8 @@ def _output_format(fmt: str | None, paths: list[tuple[Path, str]], perturber: Pe
 
 
 def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]], fmt: str,
-                  output: Path | None, **options: Any) -> PipelineStats:
+                  output: Path | None, stdin_blocks: Iterator[RawBlock] | None = None,
+                  **options: Any) -> PipelineStats:
     """Perturb every input sentence into ``output`` (stdout by default), with a progress bar;
     a skipped invalid sentence is reported on stderr. ``options``: seed, variants, batch_size,
     workers and skip_invalid of :func:`perturb_formatted`."""
@@ -258,8 +310,8 @@ def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]]
         info(f"synrob: skipped invalid sentence: {err}")
 
     stats = PipelineStats()
-    stream = perturb_formatted(perturber, _items(paths), fmt, on_invalid=report, stats=stats,
-                               **options)
+    items = _items(paths, perturber.lang, stdin_blocks)
+    stream = perturb_formatted(perturber, items, fmt, on_invalid=report, stats=stats, **options)
     with output_file(output, [str(p) for p, _ in paths]) as out:
         for chunk in progress(stream, f"perturbing ({kind})"):
             out.write(chunk)
@@ -294,22 +346,25 @@ def perturb(
     format_in: _FormatIn = None,
     describe: _Describe = None,
     as_json: _Json = False,
+    lang: _Lang = None,
 ) -> None:
     """Perturb sentences with perturber KIND; write CoNLL-U, text or JSON lines.
 
-    Every output sentence carries # synrob.* comments (source, kind, params, seed, variant,
-    changed word ids, chrF-2, normalised Levenshtein) and a new sent_id. A summary goes to
-    stderr.
+    Every output sentence carries # synrob.* comments (source, kind, language, params, seed,
+    variant, changed word ids, chrF-2, normalised Levenshtein) and a new sent_id. A summary
+    goes to stderr.
     """
     if describe is not None:
         _describe(describe, as_json)
         return
     kind = _check_options(kind, fmt, format_in)
-    perturber = _build_perturber(kind, param or [], budget, inputs, device)
     paths = _input_paths(inputs, format_in)
+    language, stdin_blocks = _input_language(paths, lang)
+    perturber = _build_perturber(kind, param or [], budget, inputs, device, language)
     fmt = _output_format(fmt, paths, perturber)
-    stats = _write_output(perturber, kind, paths, fmt, output, seed=seed, variants=variants,
-                          batch_size=batch_size, workers=workers, skip_invalid=skip_invalid)
+    stats = _write_output(perturber, kind, paths, fmt, output, stdin_blocks, seed=seed,
+                          variants=variants, batch_size=batch_size, workers=workers,
+                          skip_invalid=skip_invalid)
     _summarize(stats, variants)
 
 

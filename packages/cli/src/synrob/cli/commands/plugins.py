@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,22 +23,30 @@ def list_plugins(
 
     from ..output import emit_json
 
-    comps = get_registry().components(kind)
+    registry = get_registry()
     rows = [
         {"kind": c.kind, "name": c.name, "version": c.version, "distribution": c.distribution,
-         "plugin": c.plugin}
-        for c in comps
+         "plugin": c.plugin, "languages": _languages(registry, c.kind, c.name)}
+        for c in registry.components(kind)
     ]
     if as_json:
         emit_json(rows)
         return
-    widths = [max([len(k)] + [len(str(r[k])) for r in rows]) for k in ("kind", "name", "version")]
-    typer.echo(f"{'KIND':<{widths[0]}}  {'NAME':<{widths[1]}}  {'VERSION':<{widths[2]}}  DISTRIBUTION")
+    keys = ("kind", "name", "version", "distribution")
+    widths = [max([len(k)] + [len(str(r[k])) for r in rows]) for k in keys]
+    typer.echo("  ".join(f"{k.upper():<{w}}" for k, w in zip(keys, widths, strict=True))
+               + "  LANGUAGES")
     for r in rows:
-        typer.echo(
-            f"{r['kind']:<{widths[0]}}  {r['name']:<{widths[1]}}  {r['version']:<{widths[2]}}  "
-            f"{r['distribution']}"
-        )
+        langs = ",".join(r["languages"]) if r["languages"] is not None else "-"
+        typer.echo("  ".join(f"{r[k]!s:<{w}}" for k, w in zip(keys, widths, strict=True))
+                   + f"  {langs}")
+
+
+def _languages(registry: Any, kind: str, name: str) -> list[str] | None:
+    """The languages a perturber supports (``["*"]`` for any); None for other components."""
+    if kind != "perturber":
+        return None
+    return list(getattr(registry.get(kind, name), "languages", ("*",)))
 
 
 @plugins_app.command("new")

@@ -32,6 +32,7 @@ def run_experiment(
     force: Annotated[bool, typer.Option("--force", help="Execute finished runs again.", rich_help_panel=_RUN)] = False,
     describe: Annotated[bool, typer.Option("--describe", help="Print the experiment's parameters and presets as JSON.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print results.json to stdout.")] = False,
+    lang: Annotated[str | None, typer.Option("--lang", help="Language of the treebanks (ISO code as UD uses it); default: from the test treebank's UD file name or '# synrob.lang', else en.")] = None,
 ) -> None:
     """Run an experiment: prepare its data, execute the grid (resuming), write the report."""
     from synrob.cli.output import emit_json, info, progress
@@ -72,7 +73,8 @@ def run_experiment(
     result = run(experiment, outdir, seed=pick(seed, "seed", 0), device=device,
                  backend=pick(backend, "backend", "local"), workers=pick(workers, "workers", 1),
                  address=pick(address, "address", None) or None, force=force, progress=progress,
-                 on_run=on_run)
+                 on_run=on_run, lang=lang)
+    info(f"synrob: {exp_name}: language {result.lang['code']} ({result.lang['source']})")
     info(f"synrob: {exp_name}: {result.executed} runs executed, {result.reused} reused from "
          f"{outdir}/runs, {result.seconds:.1f} s")
     info("synrob: stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.stages.items()))

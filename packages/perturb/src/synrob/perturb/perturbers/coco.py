@@ -214,6 +214,8 @@ class CoCo(Perturber):
         "La Malfa & Kwiatkowska 2022, The King is Naked: on the Notion of Robustness for "
         "Natural Language Processing (Def. 6, context-consistent substitution)"
     )
+    languages = ("*",)
+    language_note = "the model decides: give -p model= a model of the input's language"
     params = (
         Param("model", str, "smollm2",
               "masked or causal LM: alias (smollm2), local directory or Hugging Face name"),

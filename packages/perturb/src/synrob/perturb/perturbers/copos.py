@@ -91,6 +91,8 @@ class CoPOS(Perturber):
         "La Malfa & Kwiatkowska 2022, The King is Naked: on the Notion of Robustness for "
         "Natural Language Processing (Def. 5, consistent-POS substitution)"
     )
+    languages = ("en",)
+    language_note = "English WordNet 3.0 and English inflection rules"
     params = (
         Param("budget", int, 1, "number of content words replaced (fewer when fewer are eligible)"),
         Param("upos", str, "NOUN,VERB,ADJ,ADV", "comma-separated eligible UPOS among NOUN, VERB, ADJ, ADV"),

@@ -1,5 +1,9 @@
 """Jabberwocky: content words replaced by pseudowords (Hall Maudslay & Cotterell 2021, §3).
 
+English (``lang=en``) uses the paper's generator, described here; every other language uses the
+generic generator learned from the language's own treebank
+(:mod:`~synrob.perturb.perturbers.jabberwocky_generic`, docs/languages.md).
+
 Eligible words are NOUN, VERB, ADJ and ADV whose FEATS is one of the paper's regular classes
 (see :func:`form_class`). Each is replaced by a pseudo-lemma from a pre-generated, seeded pool
 (:func:`synrob.perturb.pseudowords.load_lexicon`: pronounceable, none of its forms an English
@@ -18,8 +22,12 @@ from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError
 from ..morphology import Form, inflect, match_case
+from .jabberwocky_generic import GenericJabberwocky
 
 __all__ = ["Jabberwocky", "PERTURBERS", "form_class"]
+
+#: Parameters only the generic (non-English) generator reads: not recorded for English.
+_GENERIC_ONLY = ("reference", "lexicon", "order", "min_lemmas")
 
 _PRES_FIN = {"Mood": "Ind", "Tense": "Pres", "VerbForm": "Fin"}
 _DEGREE = {"Cmp": "cmp", "Sup": "sup", "Pos": "base"}
@@ -64,11 +72,16 @@ class Jabberwocky(Perturber):
     """Replace regularly inflected content words by inflected pseudowords."""
 
     name = "jabberwocky"
-    version = "1.0"
+    #: 1.1: any language (generic generator); English output unchanged for the same seed
+    version = "1.1"
     summary = (
-        "replace NOUN/VERB/ADJ/ADV of regular inflection classes by pronounceable pseudowords "
-        "inflected by regular English morphology; tags and tree unchanged"
+        "replace NOUN/VERB/ADJ/ADV by pronounceable pseudowords inflected like the originals "
+        "(English: the paper's regular classes; other languages: the treebank's own rules); "
+        "tags and tree unchanged"
     )
+    languages = ("*",)
+    language_note = ("English: the paper's generator; any other language: learned from its UD "
+                     "treebank's lemmas and FEATS")
     paper = (
         "Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
         "Jabberwocky Probing (NAACL), section 3"
@@ -78,6 +91,13 @@ class Jabberwocky(Perturber):
         Param("gerunds", bool, False, "also replace VERB with VerbForm=Ger (not a class of the paper)"),
         Param("lexicon_seed", int, 0, "seed of the pseudoword pool (not of the per-sentence choices)"),
         Param("lexicon_size", int, 8000, "pseudo-lemmas per POS in the pool"),
+        Param("reference", str, None, "not English: comma-separated CoNLL-U files (or ud:/sample: "
+              "specs) the generator learns from; synrob perturb defaults it to its inputs"),
+        Param("lexicon", str, "", "not English: more treebanks to learn sounds, rules and the "
+              "real-word vocabulary from (comma-separated)"),
+        Param("order", int, 4, "not English: order of the character n-gram model of lemmas"),
+        Param("min_lemmas", int, 2, "not English: a lemma-to-form rule is applied only when at "
+              "least this many lemmas of the (UPOS, FEATS) class use it"),
     )
 
     def __init__(self, **params: object) -> None:
@@ -86,10 +106,33 @@ class Jabberwocky(Perturber):
             raise ParameterError(f"perturber 'jabberwocky': rate must be in [0, 1], got {self.options['rate']}")
         if self.options["lexicon_size"] < 100:
             raise ParameterError("perturber 'jabberwocky': lexicon_size must be >= 100")
+        if self.options["order"] < 2 or self.options["min_lemmas"] < 1:
+            raise ParameterError("perturber 'jabberwocky': order must be >= 2 and min_lemmas >= 1")
+        if self.lang != "en" and not self.options["reference"]:
+            raise ParameterError(
+                f"perturber 'jabberwocky' for {self.lang} learns from treebanks: give "
+                "-p reference=FILES (synrob perturb sets it to its input files)")
         self._pools: dict[str, tuple[str, ...]] = {}
+        self._generic: GenericJabberwocky | None = None
+
+    @property
+    def recorded_options(self) -> dict[str, object]:
+        """English records the paper generator's options only (the output is unchanged by the
+        generic generator's), other languages all but ``gerunds`` (an English class)."""
+        drop = _GENERIC_ONLY if self.lang == "en" else ("gerunds",)
+        return {k: v for k, v in self.options.items() if k not in drop}
 
     def setup(self) -> None:
-        """Load (or generate once and cache on disk) the pseudoword pool."""
+        """Load (or generate once and cache on disk) the pseudoword pool; for a language other
+        than English, learn the generic generator from the reference treebanks."""
+        if self.lang != "en":
+            opts = self.options
+            specs = [s for s in f"{opts['reference']},{opts['lexicon']}".split(",") if s.strip()]
+            self._generic = GenericJabberwocky(
+                self.lang, [s.strip() for s in specs], seed=opts["lexicon_seed"],
+                size=opts["lexicon_size"], order=opts["order"], min_lemmas=opts["min_lemmas"])
+            self._ready = True
+            return
         from ..pseudowords import load_lexicon
 
         self._pools = load_lexicon(self.options["lexicon_seed"], self.options["lexicon_size"])
@@ -101,6 +144,8 @@ class Jabberwocky(Perturber):
 
     def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
         self.ensure_setup()
+        if self._generic is not None:
+            return self._generic.perturb(sentence, rng, self.options["rate"])
         targets = [(w, f) for w in sentence.words() if (f := self.eligible(w)) is not None]
         if not targets:
             return Perturbation(sentence, sentence.text, (), note="no word of a regular inflection class")

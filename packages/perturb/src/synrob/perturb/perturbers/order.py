@@ -234,6 +234,8 @@ class Shuffle(_UnitOrderPerturber):
     """
 
     name = "shuffle"
+    languages = ("*",)
+    language_note = "language-independent: works on any UD treebank"
     #: 1.1: word units keep DEPS sorted by the new head ids (CoNLL-U order)
     version = "1.1"
     summary = "full or phrase shuffle of words (tree kept), subwords or characters (text only)"
@@ -255,6 +257,8 @@ class Flip(_UnitOrderPerturber):
     """Neighbour flip (Clouatre et al. Algorithm 2): left to right, swap with the next unit."""
 
     name = "flip"
+    languages = ("*",)
+    language_note = "language-independent: works on any UD treebank"
     #: 1.1: word units keep DEPS sorted by the new head ids (CoNLL-U order)
     version = "1.1"
     summary = "neighbour flip: left to right, swap each unit with the next with probability rho"
@@ -279,6 +283,8 @@ class BShift(Perturber):
     """
 
     name = "bshift"
+    languages = ("*",)
+    language_note = "language-independent: works on any UD treebank"
     version = "1.2"
     summary = "invert two random adjacent words (no punctuation unless punct=true); label I"
     paper = "Conneau et al. 2018, What you can cram into a single vector (BShift)"

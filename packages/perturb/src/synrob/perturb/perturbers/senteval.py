@@ -193,6 +193,8 @@ class Somo(Perturber):
     """
 
     name = "somo"
+    languages = ("*",)
+    language_note = "language-independent: works on any UD treebank"
     summary = "replace one NOUN/VERB by a same-tag word with similar bigram frequencies; label I"
     paper = "Conneau et al. 2018, What you can cram into a single vector (SOMO)"
     params = (
@@ -503,6 +505,8 @@ class CoordInv(Perturber):
     """
 
     name = "coordinv"
+    languages = ("*",)
+    language_note = "language-independent: works on any UD treebank"
     version = "1.1"
     summary = "swap the two clauses of a coordinated sentence; label I, else O (unchanged)"
     paper = "Conneau et al. 2018, What you can cram into a single vector (CoordInv)"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from synrob.perturb.language import Language
 from synrob.perturb.params import Param, parse_params
 
 __all__ = ["Context", "Experiment", "RunSpec", "Row", "split_list"]
@@ -66,6 +67,8 @@ class Context:
     progress: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
     #: Wall seconds per named stage of this invocation (driver only; :meth:`stage`).
     stages: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+    #: The language of the experiment's treebanks (:meth:`Experiment.language`).
+    lang: str = "en"
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -86,7 +89,7 @@ class Context:
 
     def for_worker(self) -> Context:
         """A picklable copy for a worker process (no progress callback)."""
-        return Context(self.outdir, self.device, self.seed, None)
+        return Context(self.outdir, self.device, self.seed, None, lang=self.lang)
 
 
 class Experiment:
@@ -99,6 +102,8 @@ class Experiment:
     params: ClassVar[tuple[Param, ...]] = ()
     #: Named parameter sets; ``default`` is the parameters' own defaults.
     presets: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: The parameter naming the treebank(s) whose language is the experiment's.
+    language_param: ClassVar[str] = "test"
 
     def __init__(self, **options: Any) -> None:
         given = {k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
@@ -119,6 +124,14 @@ class Experiment:
             known = ", ".join(["default", *cls.presets])
             raise ParameterError(f"experiment {cls.name}: unknown preset {preset!r}; known: {known}")
         return cls(**{**cls.presets.get(preset, {}), **overrides})
+
+    def language(self, given: str | None = None) -> Language:
+        """The experiment's language: ``given`` (``--lang``), else that of the first file of
+        :attr:`language_param` (a UD file name or ``# synrob.lang``), else English."""
+        from synrob.perturb.language import language_of_spec
+
+        spec = str(self.options.get(self.language_param) or "").split(",")[0].strip()
+        return language_of_spec(spec, given)
 
     # -------------------------------------------------------------- the protocol
     def prepare(self, ctx: Context) -> None:

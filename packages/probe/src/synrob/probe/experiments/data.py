@@ -69,7 +69,7 @@ def content_hash(path: str | os.PathLike[str]) -> str:
 
 
 def perturber_info(kind: str, params: Mapping[str, Any] | None = None, *,
-                   lenient: bool = False) -> dict[str, Any]:
+                   lenient: bool = False, lang: str = "en") -> dict[str, Any]:
     """``{"perturber", "perturber_version", "params"}`` of perturber ``kind`` (all params).
 
     By default the perturber is built, so params it rejects raise as they would at use, and
@@ -83,7 +83,7 @@ def perturber_info(kind: str, params: Mapping[str, Any] | None = None, *,
     cls = get_registry().get("perturber", kind)
     given = dict(params or {})
     if not lenient:
-        options = dict(getattr(cls(**given), "options", given))
+        options = dict(getattr(cls(lang=lang, **given), "options", given))
     else:
         try:
             options = parse_params(cls.params, given, f"perturber {kind!r}")
@@ -104,8 +104,12 @@ def provenance_of(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None, *, seed: int,
                    dest: Path, variants: int = 1, fmt: str = "conllu",
-                   max_sentences: int | None = None) -> Path:
-    """Perturb ``source`` with perturber ``kind`` into ``dest`` (``fmt``: conllu, jsonl, text).
+                   max_sentences: int | None = None, lang: str = "en") -> Path:
+    """Perturb ``source`` (in language ``lang``) with perturber ``kind`` into ``dest`` (``fmt``:
+    conllu, jsonl, text).
+
+    A perturber that learns from a ``reference`` treebank (generic Jabberwocky) learns from
+    ``source`` when the language is not English and no reference is given.
 
     Returns the file's path; builds it only when no file of the same recipe is in ``dest``
     (whatever the source file's name). With ``variants`` > 1, the variants of each sentence
@@ -121,10 +125,12 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
     from .runner import versions
 
     src = resolve_one(source)
-    info = perturber_info(kind, params)
+    params = _with_reference(kind, params, src, lang)
+    info = perturber_info(kind, params, lang=lang)
     # the metrics recorded with each sentence (chrf2, lev) are part of the file's content
     recipe = {"source_sha256": content_hash(src), **info, "seed": seed, "variants": variants,
-              "format": fmt, "max_sentences": max_sentences, "metrics_version": METRICS_VERSION}
+              "format": fmt, "max_sentences": max_sentences, "metrics_version": METRICS_VERSION,
+              "lang": lang}
     tag = hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()[:12]
     ext = {"conllu": "conllu", "jsonl": "jsonl", "text": "txt"}[fmt]
     suffix = f".{kind}.{tag}.{ext}"
@@ -136,7 +142,7 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
             if existing.is_file() and provenance_of(existing) is not None:
                 return existing
     dest.mkdir(parents=True, exist_ok=True)
-    perturber = get_registry().get("perturber", kind)(**dict(params or {}))
+    perturber = get_registry().get("perturber", kind)(lang=lang, **dict(params or {}))
     write_text_atomic(out.with_name(out.name + _PROVENANCE), json.dumps({
         "recipe": recipe, "source": str(src), "created": utc_now(), "versions": versions()},
         indent=1, sort_keys=True, default=str) + "\n")
@@ -146,6 +152,18 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
             blocks = islice(blocks, max_sentences)
         for chunk in perturb_formatted(perturber, blocks, fmt, seed=seed, variants=variants):
             w.write(chunk)
+    return out
+
+
+def _with_reference(kind: str, params: dict[str, Any] | None, src: Path, lang: str
+                    ) -> dict[str, Any]:
+    """``params``, with ``reference`` set to ``src`` for a non-English perturber declaring it."""
+    from synrob.perturb.plugins import get_registry
+
+    out = dict(params or {})
+    declared = any(p.name == "reference" for p in get_registry().get("perturber", kind).params)
+    if lang != "en" and declared and not out.get("reference"):
+        out["reference"] = str(src)
     return out
 
 

@@ -62,12 +62,14 @@ class ExperimentResult:
     #: ``encoding``, ...), ``other preparation`` (the rest of prepare and plan), ``runs`` (the
     #: grid: probe training and scoring) and ``report``.
     stages: dict[str, float] = field(default_factory=dict)
+    #: The treebanks' language: ``{"code": "tr", "source": "from the file name ..."}``.
+    lang: dict[str, str] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         """The content of ``results.json``."""
         return {
             "experiment": self.experiment, "version": self.version, "options": self.options,
-            "seed": self.seed, "written": utc_now(), "versions": versions(), "runs": self.runs,
+            "lang": self.lang, "seed": self.seed, "written": utc_now(), "versions": versions(), "runs": self.runs,
             "executed": self.executed, "reused": self.reused,
             "seconds": round(self.seconds, 3), "stages": self.stages,
             "files": [str(p.relative_to(self.outdir)) for p in self.files],
@@ -106,23 +108,21 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
                    device: str = "auto", backend: str = "local", workers: int = 1,
                    address: str | None = None, force: bool = False,
                    progress: Callable[..., Any] | None = None,
-                   on_run: Callable[[str, RunSpec, float], None] | None = None
-                   ) -> ExperimentResult:
+                   on_run: Callable[[str, RunSpec, float], None] | None = None,
+                   lang: str | None = None) -> ExperimentResult:
     """Prepare, execute the unfinished runs of the grid on ``backend``, then report.
 
-    ``force`` re-executes finished runs. ``on_run(run id, spec, seconds)`` is called in this
+    ``lang`` (``--lang``) overrides the language read from the experiment's treebank
+    (:meth:`Experiment.language`); it is recorded in ``results.json`` and handed to every
+    perturber. ``force`` re-executes finished runs. ``on_run(run id, spec, seconds)`` is called in this
     process as each run is saved.
     """
     t0 = time.perf_counter()
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    _check_outdir(out, experiment)
-    _write_json(out / "experiment.json", {
-        "experiment": experiment.name, "version": experiment.version,
-        "options": experiment.options, "seed": seed})
+    lang_info = _start(out, experiment, lang, seed)
     runs_dir = out / "runs"
-    runs_dir.mkdir(exist_ok=True)
-    ctx = Context(out, device=device, seed=seed, progress=progress)
+    ctx = Context(out, device=device, seed=seed, progress=progress, lang=lang_info["code"])
     t_prep = time.perf_counter()
     experiment.prepare(ctx)
     specs = list(experiment.plan(ctx))
@@ -173,13 +173,25 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     rows = [*rows, *derived]
     result = ExperimentResult(experiment.name, experiment.version, dict(experiment.options), seed,
                               out, rows, runs, executed=len(todo),
-                              reused=len(specs) - len(todo))
+                              reused=len(specs) - len(todo), lang=lang_info)
     files = [write_csv(out / "results.csv", [public(r) for r in rows]), *files]
     result.files = [out / "results.json", *files]
     result.seconds = time.perf_counter() - t0
     result.stages = {k: round(v, 3) for k, v in ctx.stages.items()}
     _write_json(out / "results.json", result.as_json())
     return result
+
+
+def _start(out: Path, experiment: Experiment, lang: str | None, seed: int) -> dict[str, str]:
+    """Check ``out``, write ``experiment.json`` and make ``runs/``; returns the language."""
+    _check_outdir(out, experiment)
+    language = experiment.language(lang)
+    lang_info = {"code": language.code, "source": language.source}
+    _write_json(out / "experiment.json", {
+        "experiment": experiment.name, "version": experiment.version,
+        "options": experiment.options, "lang": lang_info, "seed": seed})
+    (out / "runs").mkdir(exist_ok=True)
+    return lang_info
 
 
 def _residual(ctx: Context, name: str, seconds: float) -> None:

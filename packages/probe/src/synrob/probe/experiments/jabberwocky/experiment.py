@@ -136,8 +136,15 @@ class JabberwockyExperiment(Experiment):
                                    "model": self.options["model"]}, "layers": [0]})
         return out
 
-    def _perturbation(self) -> dict[str, Any]:
-        return {"rate": self.options["rate"]}
+    def _perturbation(self, ctx: Context) -> dict[str, Any]:
+        """The perturber's params; outside English the generic generator learns from the
+        experiment's three treebanks (their sounds, rules and vocabulary)."""
+        if ctx.lang == "en":
+            return {"rate": self.options["rate"]}
+        from ..data import resolve_one
+
+        refs = ",".join(str(resolve_one(self.options[s])) for s in ("train", "dev", "test"))
+        return {"rate": self.options["rate"], "reference": refs}
 
     def _draw_seed(self, ctx: Context, draw: int) -> int:
         return 1000 * ctx.seed + draw
@@ -154,8 +161,8 @@ class JabberwockyExperiment(Experiment):
             files = {}
             for s in jab_splits:
                 files[s] = str(perturbed_file(
-                    clean[s], "jabberwocky", self._perturbation(), seed=self._draw_seed(ctx, d),
-                    dest=ctx.data_dir, max_sentences=n if s == "train" else None))
+                    clean[s], "jabberwocky", self._perturbation(ctx), seed=self._draw_seed(ctx, d),
+                    dest=ctx.data_dir, max_sentences=n if s == "train" else None, lang=ctx.lang))
             draws.append(files)
         return {"clean": clean, "draws": draws}
 
@@ -176,7 +183,7 @@ class JabberwockyExperiment(Experiment):
         self._check()
         files = self._files(ctx)
         clean, draws = files["clean"], files["draws"]
-        jab_info = _perturber_info(self._perturbation())
+        jab_info = _perturber_info(self._perturbation(ctx), ctx.lang)
         common = {"train_sentences": self.options["train_sentences"],
                   "bootstrap": self.options["bootstrap"],
                   "perturbation": jab_info,
@@ -254,10 +261,10 @@ def _role(is_model: bool, layer: int) -> str:
     return "layer0" if layer == 0 else "model"
 
 
-def _perturber_info(params: dict[str, Any]) -> dict[str, Any]:
+def _perturber_info(params: dict[str, Any], lang: str) -> dict[str, Any]:
     from ..data import perturber_info
 
-    return perturber_info("jabberwocky", params)
+    return perturber_info("jabberwocky", params, lang=lang)
 
 
 def _features(encoder: str, params: dict[str, Any], device: str) -> Any:

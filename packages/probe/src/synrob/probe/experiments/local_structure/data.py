@@ -152,7 +152,7 @@ def carrier_conllu(jsonl: Path, dest: Path) -> Path:
 
 
 def build_set(pset: PerturbedSet, test: Path, *, seed: int, dest: Path, limit: int | None,
-              tokenizer: str, keep_spaces: bool) -> SetFiles:
+              tokenizer: str, keep_spaces: bool, lang: str = "en") -> SetFiles:
     """Write (once) the files of ``pset`` perturbing the first ``limit`` sentences of ``test``."""
     from ..data import perturbed_file
 
@@ -161,10 +161,10 @@ def build_set(pset: PerturbedSet, test: Path, *, seed: int, dest: Path, limit: i
         return SetFiles(jsonl, conllu, True)
     kind, params = pset.perturber(tokenizer, keep_spaces)
     jsonl = perturbed_file(test, kind, params, seed=seed, dest=dest, fmt="jsonl",
-                           max_sentences=limit)
+                           max_sentences=limit, lang=lang)
     if pset.unit == "word":
         conllu = perturbed_file(test, kind, params, seed=seed, dest=dest, fmt="conllu",
-                                max_sentences=limit)
+                                max_sentences=limit, lang=lang)
         return SetFiles(jsonl, conllu, True)
     return SetFiles(jsonl, carrier_conllu(jsonl, dest), False)
 

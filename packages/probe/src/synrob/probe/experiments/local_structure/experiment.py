@@ -132,7 +132,7 @@ class LocalStructure(Experiment):
         for s in it:
             out[s.name] = build_set(s, test, seed=ctx.seed, dest=ctx.data_dir, limit=limit,
                                     tokenizer=self.options["tokenizer"],
-                                    keep_spaces=self.options["keep_spaces"])
+                                    keep_spaces=self.options["keep_spaces"], lang=ctx.lang)
         return out
 
     def _perturber(self, pset: PerturbedSet) -> dict[str, Any]:

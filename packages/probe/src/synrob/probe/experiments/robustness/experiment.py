@@ -153,12 +153,38 @@ class RobustnessExperiment(Experiment):
             raise ParameterError("robustness: no encoder/layer to probe")
         return out
 
-    def _conditions(self) -> list[tuple[str, dict[str, Any], int]]:
-        """(perturbation, perturber params, test limit or 0) for every perturbation x budget."""
+    def unsupported(self, lang: str) -> list[str]:
+        """The perturbations that do not support ``lang`` (coPOS outside English): skipped."""
+        from synrob.perturb.language import supports
+        from synrob.perturb.plugins import get_registry
+
+        reg = get_registry()
+        return [k for k in self.list("perturbations")
+                if not supports(getattr(reg.get("perturber", k), "languages", ("*",)), lang)]
+
+    def _warn_unsupported(self, lang: str) -> None:
+        import warnings
+
+        from synrob.perturb.errors import SynrobWarning
+        from synrob.perturb.plugins import get_registry
+
+        for kind in self.unsupported(lang):
+            cls = get_registry().get("perturber", kind)
+            warnings.warn(f"robustness: {kind} supports only {', '.join(cls.languages)} "
+                          f"({cls.language_note}), not {lang}: skipped; the other "
+                          "perturbations run", SynrobWarning, stacklevel=2)
+
+    def _conditions(self, lang: str = "en") -> list[tuple[str, dict[str, Any], int]]:
+        """(perturbation, perturber params, test limit or 0) for every perturbation x budget
+        (perturbations that do not support ``lang`` left out)."""
         extra = parse_perturber_params(self.options["perturber_params"])
         caps = parse_limits(self.options["budget_caps"], "budget_caps")
+        skip = set(self.unsupported(lang))
+        if skip == set(self.list("perturbations")):
+            raise ParameterError(f"robustness: no perturbation supports {lang} "
+                                 f"({', '.join(sorted(skip))} do not)")
         out = []
-        for kind in self.list("perturbations"):
+        for kind in (k for k in self.list("perturbations") if k not in skip):
             for tau in self.list("budgets", int):
                 if kind in caps and tau > caps[kind]:
                     continue
@@ -171,9 +197,10 @@ class RobustnessExperiment(Experiment):
         from ..data import perturbed_file
 
         conds = []
-        for kind, params, limit in self._conditions():
+        for kind, params, limit in self._conditions(ctx.lang):
             path = perturbed_file(self.options["test"], kind, params, seed=seed, dest=ctx.data_dir,
-                                  variants=self.options["variants"], max_sentences=limit or None)
+                                  variants=self.options["variants"], max_sentences=limit or None,
+                                  lang=ctx.lang)
             conds.append({"perturbation": kind, "params": params, "limit": limit,
                           "file": path.name})
         return conds
@@ -186,6 +213,7 @@ class RobustnessExperiment(Experiment):
         from ..data import resolve_one
 
         seeds = self._seeds(ctx)
+        self._warn_unsupported(ctx.lang)
         it = ctx.progress(seeds, "perturbing test sets", len(seeds)) if ctx.progress else seeds
         with ctx.stage("perturbation"):
             files = [ctx.data_dir / c["file"] for seed in it for c in self._files(ctx, seed)]

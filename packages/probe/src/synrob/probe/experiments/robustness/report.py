@@ -159,6 +159,15 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
         markdown_table(["encoder@layer", "perturbation", "τ", *(c[0][1:] for c in cols),
                         "‖clean vector‖", "unchanged variants", "sentences"], clean_rows),
     ]
+    skipped = exp.unsupported(ctx.lang)  # type: ignore[attr-defined]
+    if skipped:
+        from synrob.perturb.plugins import get_registry
+
+        reg = get_registry()
+        why = "; ".join(f"{k} supports only {', '.join(reg.get('perturber', k).languages)} "
+                        f"({reg.get('perturber', k).language_note})" for k in skipped)
+        sections.insert(1, f"Language: {ctx.lang}. Not run: {why}. Every other perturbation "
+                        "ran.")
     files = [write_markdown(ctx.outdir / "report.md", f"# {exp.name}", sections)]
     if cells:
         files.append(_plot(cells, cols, ctx.outdir / "robustness-tau.png", by_rows))

@@ -65,6 +65,7 @@ class SentEvalExperiment(Experiment):
               "original of each modified test sentence of BShift, SOMO and CoordInv is reported "
               "beside the classifiers' accuracy on the same sentences (empty: none)"),
     )
+    language_param = "treebanks"
     presets = {
         "sample": {
             "treebanks": "sample:en_ewt",
