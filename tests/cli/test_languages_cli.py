@@ -113,3 +113,23 @@ def test_robustness_skips_copos_outside_english_and_says_so(tmp_path: Path) -> N
         exp._warn_unsupported("tr")
     with pytest.raises(ParameterError, match="no perturbation supports tr"):
         Robustness(test=str(TR), perturbations="copos")._conditions("tr")
+
+
+def test_a_treebank_sets_the_three_splits(tmp_path: Path) -> None:
+    from synrob.perturb.data import split_specs
+    from synrob.perturb.errors import ParameterError, ResourceError
+    from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
+
+    assert split_specs("ud:tr_boun") == {s: f"ud:tr_boun:{s}" for s in ("train", "dev", "test")}
+    for split in ("train", "dev", "test"):
+        (tmp_path / f"tr_boun-ud-{split}.conllu").write_text(TR.read_text(encoding="utf-8"),
+                                                            encoding="utf-8")
+    exp = JabberwockyExperiment.from_preset("sample", treebank=str(tmp_path))
+    assert exp.options["dev"] == str(tmp_path / "tr_boun-ud-dev.conllu")
+    assert exp.language().code == "tr"
+    with pytest.raises(ParameterError, match="not both"):
+        JabberwockyExperiment(treebank=str(tmp_path), test=str(TR))
+    with pytest.raises(ResourceError, match="not a split"):
+        split_specs("ud:tr_boun:test")
+    with pytest.raises(ResourceError, match="expected one"):
+        split_specs(str(DATA / "tr_boun"))

@@ -148,6 +148,27 @@ def test_one_lemma_one_pseudo_lemma_per_sentence(perturbed: tuple[str, list, lis
             assert real_of.setdefault(new[wid].lemma, key) == key
 
 
+@pytest.mark.parametrize("lang", sorted(TREEBANKS))
+def test_no_two_pseudo_lemmas_share_a_form(lang: str) -> None:
+    from collections import defaultdict
+
+    from synrob.perturb.generic_pseudowords import _forms
+    from synrob.perturb.perturbers.jabberwocky_generic import GenericJabberwocky
+
+    gen = GenericJabberwocky(lang, [str(TREEBANKS[lang])], seed=0, size=8000, order=4,
+                             min_lemmas=2)
+    owner: dict[str, str] = {}
+    for upos, pool in gen.pools.items():
+        by_suffix = defaultdict(list)
+        for rule in gen.rules.attested_rules(upos):
+            by_suffix[rule.lemma_suffix].append(rule)
+        assert len(pool) > 0
+        for pseudo in pool:
+            assert pseudo not in gen.real
+            for form in _forms(pseudo, by_suffix):
+                assert owner.setdefault(form, pseudo) == pseudo, (form, pseudo, owner[form])
+
+
 def test_the_seed_reproduces_byte_for_byte(cli, tmp_path: Path) -> None:
     path = str(TREEBANKS["tr"])
     runs = [cli(["perturb", "--kind", "jabberwocky", "--seed", str(s), path]) for s in (3, 3, 4)]

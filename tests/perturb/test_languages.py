@@ -99,3 +99,21 @@ def test_jabberwocky_outside_english_needs_its_treebanks() -> None:
     with pytest.raises(ParameterError, match="reference"):
         cls(lang="tr")
     assert cls(lang="tr", reference=str(TR)).lang == "tr"
+
+
+def test_a_plugin_whose_init_takes_no_lang_still_gets_one() -> None:
+    from synrob.perturb.base import create_perturber
+
+    class Old(Perturber):
+        name = "old-test"
+        languages = ("en", "de")
+
+        def __init__(self, rate: float = 0.5) -> None:  # no **params: predates languages
+            super().__init__(rate=rate)
+
+        def perturb(self, sentence, rng):  # pragma: no cover - not called
+            raise AssertionError
+
+    assert create_perturber(Old, "de").lang == "de"
+    with pytest.raises(LanguageError, match="supports only en, de"):
+        create_perturber(Old, "tr")

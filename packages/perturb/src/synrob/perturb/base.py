@@ -12,7 +12,7 @@ from .corpus import Sentence
 from .language import ANY, DEFAULT_LANGUAGE, check_code, check_supported
 from .params import Param, parse_params
 
-__all__ = ["Perturber", "Perturbation", "Param", "sentence_rng"]
+__all__ = ["Perturber", "Perturbation", "Param", "sentence_rng", "create_perturber"]
 
 
 @dataclass
@@ -37,6 +37,26 @@ class Perturbation:
 def sentence_rng(seed: int, index: int, variant: int = 0) -> random.Random:
     """The random generator for one (sentence, variant): independent of batching and workers."""
     return random.Random(f"synrob:{seed}:{index}:{variant}")
+
+
+def create_perturber(cls: type[Perturber], lang: str, **params: Any) -> Perturber:
+    """``cls(lang=lang, **params)``; a plugin whose ``__init__`` takes no ``lang`` (written
+    before languages existed) is built without it and given ``lang`` after its check."""
+    import inspect
+
+    try:
+        sig = inspect.signature(cls)
+        takes = "lang" in sig.parameters or any(
+            p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    except (TypeError, ValueError):  # no signature to read: assume the base class's
+        takes = True
+    if takes:
+        return cls(lang=lang, **params)
+    check_supported(f"perturber {cls.name!r}", cls.languages, check_code(lang),
+                    cls.language_note)
+    obj = cls(**params)
+    obj.lang = check_code(lang)
+    return obj
 
 
 class Perturber(ABC):

@@ -30,6 +30,26 @@ UD_TREEBANKS: dict[str, tuple[str, str]] = {
     "en_partut": ("UD_English-ParTUT", "r2.15"),
     "en_pud": ("UD_English-PUD", "r2.15"),
     "en_atis": ("UD_English-Atis", "r2.15"),
+    # other languages (docs/languages.md); single-file splits, same release
+    "ar_padt": ("UD_Arabic-PADT", "r2.15"),
+    "cs_pud": ("UD_Czech-PUD", "r2.15"),
+    "de_gsd": ("UD_German-GSD", "r2.15"),
+    "es_ancora": ("UD_Spanish-AnCora", "r2.15"),
+    "et_edt": ("UD_Estonian-EDT", "r2.15"),
+    "eu_bdt": ("UD_Basque-BDT", "r2.15"),
+    "fi_tdt": ("UD_Finnish-TDT", "r2.15"),
+    "fr_gsd": ("UD_French-GSD", "r2.15"),
+    "hi_hdtb": ("UD_Hindi-HDTB", "r2.15"),
+    "hu_szeged": ("UD_Hungarian-Szeged", "r2.15"),
+    "it_isdt": ("UD_Italian-ISDT", "r2.15"),
+    "ja_gsd": ("UD_Japanese-GSD", "r2.15"),
+    "ko_kaist": ("UD_Korean-Kaist", "r2.15"),
+    "nl_alpino": ("UD_Dutch-Alpino", "r2.15"),
+    "pt_bosque": ("UD_Portuguese-Bosque", "r2.15"),
+    "sv_talbanken": ("UD_Swedish-Talbanken", "r2.15"),
+    "tr_boun": ("UD_Turkish-BOUN", "r2.15"),
+    "tr_imst": ("UD_Turkish-IMST", "r2.15"),
+    "zh_gsd": ("UD_Chinese-GSD", "r2.15"),
 }
 _RAW_URL = "https://raw.githubusercontent.com/UniversalDependencies/{repo}/{tag}/{name}-ud-{split}.conllu"
 
@@ -94,6 +114,28 @@ def resolve_ud(name: str, split: str, *, download: bool = True) -> Path:
     if not download:
         raise ResourceError(f"ud:{name}:{split} not found in {', '.join(map(str, _local_dirs(name)))}")
     return _download(name, split, cache_dir() / "data" / "ud" / name / fname)
+
+
+def split_specs(treebank: str) -> dict[str, str]:
+    """``{train, dev, test}`` specs of one treebank: ``ud:NAME`` -> ``ud:NAME:SPLIT``, or a
+    directory holding ``*-ud-{train,dev,test}.conllu`` (each split exactly once)."""
+    scheme, sep, rest = treebank.partition(":")
+    if sep and scheme in ("ud", "sample") and not Path(treebank).exists():
+        if ":" in rest:
+            raise ResourceError(f"treebank {treebank!r}: give the treebank (ud:NAME), not a split")
+        return {s: f"{scheme}:{rest}:{s}" for s in SPLITS}
+    path = Path(treebank)
+    if not path.is_dir():
+        raise ResourceError(f"treebank {treebank!r}: give ud:NAME or a directory of "
+                            "NAME-ud-{train,dev,test}.conllu files")
+    out = {}
+    for split in SPLITS:
+        found = sorted(path.glob(f"*-ud-{split}.conllu"))
+        if len(found) != 1:
+            raise ResourceError(f"treebank {treebank}: expected one *-ud-{split}.conllu file, "
+                                f"found {len(found)}")
+        out[split] = str(found[0])
+    return out
 
 
 def resolve_input(spec: str) -> list[Path]:

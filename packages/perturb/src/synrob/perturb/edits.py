@@ -80,6 +80,11 @@ class RuleBook:
         """Whether at least ``min_lemmas`` lemmas of class (upos, feats) use ``rule``."""
         return len(self._lemmas.get((upos, feats), {}).get(rule, ())) >= self.min_lemmas
 
+    def attested_rules(self, upos: str) -> set[EditRule]:
+        """Every rule attested for some (``upos``, FEATS) class."""
+        return {rule for (u, _), by_rule in self._lemmas.items() if u == upos
+                for rule, lemmas in by_rule.items() if len(lemmas) >= self.min_lemmas}
+
     def classes(self) -> int:
         """Number of (UPOS, FEATS) classes seen."""
         return len(self._lemmas)

@@ -8,7 +8,9 @@
   to ``wordfreq`` for the language when ``wordfreq`` has it.
 * :func:`load_pools` draws, per UPOS, a seeded pool of distinct pseudo-lemmas from a
   :class:`~synrob.perturb.charmodel.CharNgramModel` of that UPOS's lemmas, none of them a real
-  word, and caches it on disk under ``<cache>/pseudowords/`` keyed by everything it depends on.
+  word, keeps only entries no form of which (the entry under any attested rule of its UPOS)
+  is a form of an entry kept before it, in any pool, and caches the pools on disk under
+  ``<cache>/pseudowords/`` keyed by everything they depend on.
 * :class:`ShapeIndex` finds the pool entries that fit a real lemma's *shape* - the same last
   letter, the same last vowel, and no vowel the real lemma lacks - so that a suffix chosen by
   vowel harmony or by the final consonant (Turkish, Finnish, Hungarian) fits the pseudo-lemma
@@ -29,7 +31,7 @@ from typing import Any
 from .atomic import write_text_atomic
 from .charmodel import CharNgramModel, last_vowel, vowels
 from .data import cache_dir, resolve_input
-from .edits import RuleBook
+from .edits import EditRule, RuleBook
 
 __all__ = ["GENERIC_VERSION", "CONTENT_UPOS", "TreebankLexicon", "RealWords", "load_pools",
            "ShapeIndex", "shape_fits"]
@@ -142,8 +144,36 @@ def _draw_pool(model: CharNgramModel, rng: random.Random, size: int, real: RealW
     return out
 
 
+def _forms(pseudo: str, by_suffix: dict[str, list[EditRule]]) -> set[str]:
+    """``pseudo`` and every form an attested rule makes of it (rules grouped by lemma suffix)."""
+    out = {pseudo}
+    for k in range(len(pseudo) - 1):
+        for rule in by_suffix.get(pseudo[len(pseudo) - k:] if k else "", ()):
+            if rule.applies(pseudo):
+                out.add(rule.apply(pseudo))
+    return out
+
+
+def _prune(pools: dict[str, list[str]], rules: RuleBook) -> dict[str, tuple[str, ...]]:
+    """Each pool without the entries that share a form with an entry kept before them."""
+    claimed: set[str] = set()
+    out: dict[str, tuple[str, ...]] = {}
+    for upos in CONTENT_UPOS:
+        by_suffix: dict[str, list[EditRule]] = defaultdict(list)
+        for rule in sorted(rules.attested_rules(upos), key=str):
+            by_suffix[rule.lemma_suffix].append(rule)
+        kept = []
+        for pseudo in pools[upos]:
+            forms = _forms(pseudo, by_suffix)
+            if forms.isdisjoint(claimed):
+                claimed |= forms
+                kept.append(pseudo)
+        out[upos] = tuple(kept)
+    return out
+
+
 def _pool_key(lang: str, lexicon: TreebankLexicon, real: RealWords, seed: int, size: int,
-              order: int) -> str:
+              order: int, min_lemmas: int) -> str:
     try:
         from importlib.metadata import version
 
@@ -151,19 +181,21 @@ def _pool_key(lang: str, lexicon: TreebankLexicon, real: RealWords, seed: int, s
     except Exception:  # noqa: BLE001 - no version known: the key still separates languages
         wf = "?"
     blob = json.dumps([GENERIC_VERSION, lang, lexicon.fingerprint(), real.wordfreq_lang, wf,
-                       seed, size, order])
+                       seed, size, order, min_lemmas])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def load_pools(lang: str, lexicon: TreebankLexicon, real: RealWords, *, seed: int, size: int,
-               order: int) -> dict[str, tuple[str, ...]]:
+def load_pools(lang: str, lexicon: TreebankLexicon, real: RealWords, rules: RuleBook, *,
+               seed: int, size: int, order: int) -> dict[str, tuple[str, ...]]:
     """Per content UPOS, up to ``size`` distinct pseudo-lemmas (cached on disk).
 
-    Each UPOS has its own character model (its lemmas differ: Turkish verb lemmas end in
-    *-mek/-mak*, Spanish ones in *-ar/-er/-ir*); a pseudo-lemma is never a real word and never
-    in two pools. A UPOS with fewer than 20 training lemmas gets an empty pool.
+    Each UPOS has its own character model (its lemmas differ: Czech verb lemmas end in *-t*,
+    Spanish ones in *-ar/-er/-ir*); a pseudo-lemma is never a real word, and no two
+    pseudo-lemmas, in one pool or two, share a form under the attested ``rules``. A UPOS with
+    fewer than 20 training lemmas gets an empty pool.
     """
-    path = cache_dir() / "pseudowords" / f"generic-{lang}-{_pool_key(lang, lexicon, real, seed, size, order)}.json"
+    key = _pool_key(lang, lexicon, real, seed, size, order, rules.min_lemmas)
+    path = cache_dir() / "pseudowords" / f"generic-{lang}-{key}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return {upos: tuple(data["pools"][upos]) for upos in CONTENT_UPOS}
@@ -171,15 +203,15 @@ def load_pools(lang: str, lexicon: TreebankLexicon, real: RealWords, *, seed: in
         pass
     rng = random.Random(f"synrob-generic:{lang}:{seed}")
     taken: set[str] = set()
-    pools: dict[str, tuple[str, ...]] = {}
+    drawn: dict[str, list[str]] = {}
     for upos in CONTENT_UPOS:
         train = sorted(lexicon.lemmas.get(upos, ()))
         if len(train) < 20:
-            pools[upos] = ()
+            drawn[upos] = []
             continue
         model = CharNgramModel(order).fit(train)
-        max_len = max(len(w) for w in train)
-        pools[upos] = tuple(_draw_pool(model, rng, size, real, taken, max_len))
+        drawn[upos] = _draw_pool(model, rng, size, real, taken, max(len(w) for w in train))
+    pools = _prune(drawn, rules)
     write_text_atomic(path, json.dumps({"version": GENERIC_VERSION, "lang": lang, "seed": seed,
                                         "size": size, "order": order, "files": lexicon.files,
                                         "pools": pools}, ensure_ascii=False) + "\n")
@@ -193,16 +225,19 @@ def shape_fits(pseudo: str, lemma: str) -> bool:
 
 
 class ShapeIndex:
-    """The pool of one UPOS indexed by (last letter, last vowel)."""
+    """The pool of one UPOS indexed by last letter, last vowel and vowel set."""
 
     def __init__(self, pool: Sequence[str]) -> None:
-        buckets: dict[tuple[str, str], list[tuple[str, frozenset[str]]]] = defaultdict(list)
+        buckets: dict[tuple[str, str], dict[frozenset[str], list[str]]] = defaultdict(
+            lambda: defaultdict(list))
         for word in pool:
-            buckets[(word[-1:], last_vowel(word))].append((word, vowels(word)))
-        self._buckets = dict(buckets)
+            buckets[(word[-1:], last_vowel(word))][vowels(word)].append(word)
+        # vowel sets in a fixed order, so that the same lemma always lists the same candidates
+        self._buckets = {k: sorted(v.items(), key=lambda kv: sorted(kv[0]))
+                         for k, v in buckets.items()}
 
     def fitting(self, lemma: str) -> list[str]:
-        """Pool entries whose shape fits ``lemma`` (pool order)."""
+        """Pool entries whose shape fits ``lemma`` (by vowel set, then pool order)."""
         have = vowels(lemma)
         bucket = self._buckets.get((lemma[-1:], last_vowel(lemma)), ())
-        return [w for w, vs in bucket if vs <= have]
+        return [w for vs, words in bucket if vs <= have for w in words]

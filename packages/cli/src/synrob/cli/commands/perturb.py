@@ -157,6 +157,7 @@ def _build_perturber(
     """The perturber for language ``lang`` with its parameters; a ``reference`` corpus
     defaults to the inputs; ``--budget`` and ``--device`` are shortcuts for ``-p budget=`` and
     ``-p device=``."""
+    from synrob.perturb.base import create_perturber
     from synrob.perturb.errors import ParameterError
     from synrob.perturb.language import check_supported
     from synrob.perturb.params import parse_assignments
@@ -191,7 +192,7 @@ def _build_perturber(
         return cls(**given)
     check_supported(f"perturber {kind!r}", getattr(cls, "languages", ("*",)), lang.code,
                     getattr(cls, "language_note", ""), lang.source)
-    return cls(lang=lang.code, **given)
+    return create_perturber(cls, lang.code, **given)
 
 
 # ------------------------------------------------------------------ options of ``synrob perturb``

@@ -12,6 +12,7 @@ import typer
 from synrob.perturb.device import DEVICE_HELP
 
 if TYPE_CHECKING:
+    from synrob.perturb.language import Language
     from synrob.probe.probes.base import Probe
     from synrob.probe.probing import ProbeRun, SavedSetup
     from synrob.probe.tasks.base import Task
@@ -180,6 +181,7 @@ _Load = Annotated[Path | None, typer.Option(help="Evaluate a saved probe instead
 _Predictions = Annotated[Path | None, typer.Option(help="Write one JSON line per test sentence.")]
 _Baselines = Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+_Lang = Annotated[str | None, typer.Option("--lang", help="Language of the treebanks (ISO code as UD uses it), recorded in --json and --predictions; default: from the first test file's UD file name or '# synrob.lang', else en.", rich_help_panel=_OPTS)]
 _Plot = Annotated[Path | None, typer.Option("--plot", help="With --layer all: draw the layer curve (task score, control and selectivity with their intervals; MDL compression) into this PNG.")]
 _STATS = "Controls and statistics"
 _Control = Annotated[bool, typer.Option("--control", help="Also train on the task's control task (Hewitt & Liang 2019) and report selectivity (pos, distance, depth, parse).", rich_help_panel=_STATS)]
@@ -301,7 +303,8 @@ def _seed_list(seeds: str | None) -> list[int]:
     return out
 
 
-def _emit(run: ProbeRun, many: bool, predictions: Path | None, as_json: bool) -> None:
+def _emit(run: ProbeRun, many: bool, predictions: Path | None, as_json: bool,
+          lang: Language) -> None:
     """Write ``--predictions``, then print the JSON object or the table."""
     from ..output import emit_json, info
 
@@ -309,7 +312,7 @@ def _emit(run: ProbeRun, many: bool, predictions: Path | None, as_json: bool) ->
         n = _write_predictions(run, predictions, many)
         info(f"synrob: wrote {n} predictions to {predictions}")
     if as_json:
-        emit_json(run_json(run, many))
+        emit_json({**run_json(run, many), "lang": {"code": lang.code, "source": lang.source}})
     else:
         _echo_table(_table(run, many))
         deltas = _delta_rows(run)
@@ -323,10 +326,11 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
           seed: _Seed = 0, device: _Device = "auto", save: _Save = None, load: _Load = None,
           predictions: _Predictions = None, baselines: _Baselines = True, as_json: _Json = False,
           control: _Control = False, mdl: _Mdl = False, bootstrap: _Bootstrap = 0,
-          seeds: _Seeds = None, plot: _Plot = None) -> None:
+          seeds: _Seeds = None, plot: _Plot = None, lang: _Lang = None) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
     from synrob.perturb.device import check_device
     from synrob.perturb.errors import ParameterError
+    from synrob.perturb.language import infer_language
     from synrob.perturb.plugins import get_registry
     from synrob.probe.analysis import AnalysisOptions, run_analysed
     from synrob.probe.probing import encoder_features, read_saved, run_probe
@@ -343,6 +347,7 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
         _check_saved(saved, setup, layers)  # type: ignore[arg-type]  # a saved probe has layers
     features = encoder_features(enc_name, params=setup.enc_params or None, device=device)
     tests, train_p, dev_p = _data_paths(test, train, dev)
+    language = infer_language(tests[:1], lang)
     if layers is None:
         layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
     kw = dict(encoder=enc_name, task=setup.task, probe=setup.probe, layers=layers,
@@ -352,7 +357,7 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
               encoder_identity=setup.identity, on_layer=_layer_reporter(setup.task))
     opts = AnalysisOptions(control, mdl, bootstrap, _seed_list(seeds))
     run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
-    _emit(run, layer == "all", predictions, as_json)
+    _emit(run, layer == "all", predictions, as_json, language)
     if plot is not None:
         _plot(run, plot)
 

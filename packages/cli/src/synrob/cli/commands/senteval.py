@@ -29,6 +29,9 @@ def build(
     ] = None,
     min_len: Annotated[int, typer.Option("--min-len", help="Shortest sentence (words).")] = 5,
     max_len: Annotated[int, typer.Option("--max-len", help="Longest sentence (words).")] = 28,
+    lang: Annotated[str | None, typer.Option("--lang", help="Language of the treebanks (ISO "
+                    "code as UD uses it); default: from their UD file names, else en. WC takes "
+                    "its word frequencies in it.")] = None,
 ) -> None:
     """Write the ten task files (SPLIT<TAB>LABEL<TAB>SENTENCE), stats.json and, for BShift,
     SOMO and CoordInv, each modified sentence's original (*.pairs.jsonl) into OUTDIR."""
@@ -48,7 +51,8 @@ def build(
     if unknown:
         raise SentEvalError(f"unknown task {', '.join(unknown)}; known: {', '.join(TASK_FILES)}")
     builder = SuiteBuilder(treebank or list(DEFAULT_TREEBANKS), seed,
-                           BuildConfig(min_len=min_len, max_len=max_len))
+                           BuildConfig(min_len=min_len, max_len=max_len), lang)
+    info(f"synrob: language {builder.lang}")
     for name in progress(names, "building SentEval tasks", total=len(names)):
         builder.build(name)
     result = builder.result()

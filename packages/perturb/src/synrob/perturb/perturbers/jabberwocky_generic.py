@@ -52,7 +52,8 @@ class GenericJabberwocky:
         self.lang = lang
         self.real = RealWords(lang, lexicon.vocabulary)
         self.rules: RuleBook = lexicon.rulebook(min_lemmas)
-        pools = load_pools(lang, lexicon, self.real, seed=seed, size=size, order=order)
+        pools = load_pools(lang, lexicon, self.real, self.rules, seed=seed, size=size,
+                           order=order)
         self.pools = {upos: pools[upos] for upos in CONTENT_UPOS}
         self.index = {upos: ShapeIndex(pool) for upos, pool in pools.items()}
 
@@ -71,8 +72,13 @@ class GenericJabberwocky:
     def _choose(self, lemma: str, upos: str, rules: set[EditRule], rng: random.Random,
                 used: set[str], forms: dict[str, str]) -> tuple[str, dict[EditRule, str]] | None:
         """A pseudo-lemma for ``lemma`` and its form under each rule, or None."""
+        # the rules' affixes are all affixes of one lemma, so the longest ones imply the others
+        suffix = max((r.lemma_suffix for r in rules), key=len)
+        prefix = max((r.lemma_prefix for r in rules), key=len)
+        shortest = 2 + max(len(r.lemma_prefix) + len(r.lemma_suffix) for r in rules)
         fitting = [p for p in self.index[upos].fitting(lemma)
-                   if p not in used and all(r.applies(p) for r in rules)]
+                   if p.endswith(suffix) and p.startswith(prefix) and len(p) >= shortest
+                   and p not in used]
         for _ in range(min(_TRIES, len(fitting))):
             pseudo = fitting.pop(rng.randrange(len(fitting)))
             made = {r: r.apply(pseudo) for r in rules}

@@ -97,6 +97,7 @@ class SuiteResult:
     seed: int
     config: BuildConfig
     sources: dict[str, int] = field(default_factory=dict)
+    lang: str = "en"
 
     def stats(self) -> dict[str, Any]:
         """The ``stats.json`` object: per task, class counts per split, sizes, choices made."""
@@ -111,6 +112,7 @@ class SuiteResult:
             }
         return {
             "treebanks": self.treebanks,
+            "lang": self.lang,
             "seed": self.seed,
             "tokens": "UD syntactic word forms, space-separated",
             "config": asdict(self.config),
@@ -138,11 +140,15 @@ class SuiteBuilder:
     ``treebanks`` are CoNLL-U paths or ``ud:``/``sample:`` specs
     (:func:`synrob.perturb.data.resolve_input`). Each task draws from its own random generator
     seeded by ``seed`` and the task name, so a task does not depend on which others are built.
+    ``lang`` is the treebanks' language (default: from their UD file names, see
+    :func:`synrob.perturb.language.infer_language`); WC takes its word frequencies from it.
     """
 
     def __init__(self, treebanks: Sequence[str | os.PathLike[str]] = DEFAULT_TREEBANKS,
-                 seed: int = 0, config: BuildConfig | None = None) -> None:
+                 seed: int = 0, config: BuildConfig | None = None,
+                 lang: str | None = None) -> None:
         from ..data import resolve_input
+        from ..language import infer_language
 
         self.treebanks = [str(t) for t in treebanks] or list(DEFAULT_TREEBANKS)
         self.seed = seed
@@ -150,6 +156,7 @@ class SuiteBuilder:
         self.paths = [p for spec in self.treebanks for p in resolve_input(spec)]
         if any(str(p) == "-" for p in self.paths):
             raise SentEvalError("senteval build reads CoNLL-U files, not stdin")
+        self.lang = infer_language(self.paths, lang).code
         self.sources: list[SourceSentence]
         self.sources, self.source_counts = load_sources(
             self.paths, min_len=self.config.min_len, max_len=self.config.max_len)
@@ -182,7 +189,7 @@ class SuiteBuilder:
         elif task == "WC":
             result = word_content_task(src, rng, per_word=c.wc_per_word,
                                        zipf_band=c.wc_zipf_band, max_words=c.wc_max_words,
-                                       proportions=props)
+                                       proportions=props, lang=self.lang)
         elif task == "TreeDepth":
             result = tree_depth_task(src, rng, min_classes=c.depth_min_classes,
                                      proportions=props)
@@ -209,14 +216,15 @@ class SuiteBuilder:
         """The tasks built so far, in :data:`TASK_FILES` order."""
         tasks = {t: self.built[t] for t in TASK_FILES if t in self.built}
         return SuiteResult(tasks, self.treebanks, self.seed, self.config,
-                           dict(self.source_counts))
+                           dict(self.source_counts), self.lang)
 
 
 def build_suite(treebanks: Sequence[str | os.PathLike[str]] = DEFAULT_TREEBANKS, seed: int = 0,
                 config: BuildConfig | None = None,
-                tasks: Sequence[str] | None = None) -> SuiteResult:
-    """Build the SentEval tasks (all ten unless ``tasks`` names some) from ``treebanks``."""
-    builder = SuiteBuilder(treebanks, seed, config)
+                tasks: Sequence[str] | None = None, lang: str | None = None) -> SuiteResult:
+    """Build the SentEval tasks (all ten unless ``tasks`` names some) from ``treebanks`` (in
+    language ``lang``, by default inferred from them)."""
+    builder = SuiteBuilder(treebanks, seed, config, lang)
     for task in tasks or list(TASK_FILES):
         builder.build(task)
     return builder.result()

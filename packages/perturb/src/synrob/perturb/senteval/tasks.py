@@ -109,26 +109,34 @@ _ALPHA = re.compile(r"[a-z]+")
 def word_content_task(sources: Sequence[SourceSentence], rng: random.Random, *,
                       per_word: int = 10, zipf_band: tuple[float, float] = (3.0, 5.0),
                       max_words: int = 1000,
-                      proportions: Proportions = DEFAULT_PROPORTIONS) -> TaskBuild:
+                      proportions: Proportions = DEFAULT_PROPORTIONS,
+                      lang: str = "en") -> TaskBuild:
     """WC: which of N mid-frequency words the sentence contains (it contains exactly one).
 
-    Candidates are lowercased alphabetic word forms whose general-English frequency
-    (``wordfreq`` Zipf value) lies in ``zipf_band`` and that occur in at least ``per_word``
+    Candidates are lowercased alphabetic word forms (English: ``[a-z]+``; another language:
+    any letters) whose general frequency in language ``lang`` (``wordfreq`` Zipf value; a
+    language ``wordfreq`` lacks is a :class:`SentEvalError`) lies in ``zipf_band`` and that occur in at least ``per_word``
     sentences. Words are then dropped one at a time, the one with the fewest sentences that
     contain it and no other candidate first, until every remaining word has ``per_word`` such
     sentences; N is what remains (at most ``max_words``: the middle ones by treebank
     frequency). Each word gets exactly ``per_word`` sentences, split like every other class.
     """
-    from wordfreq import zipf_frequency
+    from wordfreq import available_languages, zipf_frequency
 
+    if lang not in available_languages(wordlist="best"):
+        from .build import SentEvalError
+
+        raise SentEvalError(f"WC needs word frequencies of {lang}, which wordfreq does not have; "
+                            "build the other tasks (--task)")
+    alpha = _ALPHA.fullmatch if lang == "en" else str.isalpha
     present: list[set[str]] = []
     df: Counter[str] = Counter()
     for s in sources:
-        ws = {low for w in s.words if _ALPHA.fullmatch(low := w.form.lower())}
+        ws = {low for w in s.words if alpha(low := w.form.lower())}
         present.append(ws)
         df.update(ws)
     lo, hi = zipf_band
-    zipf = {w: zipf_frequency(w, "en") for w, c in df.items() if c >= per_word}
+    zipf = {w: zipf_frequency(w, lang) for w, c in df.items() if c >= per_word}
     band = {w for w, z in zipf.items() if lo <= z <= hi}
     occ: dict[str, list[int]] = defaultdict(list)
     for i, ws in enumerate(present):

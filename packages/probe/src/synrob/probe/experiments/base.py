@@ -109,11 +109,24 @@ class Experiment:
         given = {k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                  for k, v in options.items()}
         self.options: dict[str, Any] = parse_params(self.params, given, f"experiment {self.name}")
+        if self.options.get("treebank"):
+            self._set_splits(given)
         if int(self.options.get("bootstrap", 0)) < 0:
             from synrob.perturb.errors import ParameterError
 
             raise ParameterError(f"experiment {self.name}: bootstrap must be 0 (no intervals) or "
                                  f"more, not {self.options['bootstrap']}")
+
+    def _set_splits(self, given: Mapping[str, Any]) -> None:
+        """``treebank`` (``ud:NAME`` or a directory) sets ``train``, ``dev`` and ``test``."""
+        from synrob.perturb.data import split_specs
+        from synrob.perturb.errors import ParameterError
+
+        both = [s for s in ("train", "dev", "test") if s in given]
+        if both:
+            raise ParameterError(f"experiment {self.name}: give 'treebank' or "
+                                 f"{'/'.join(both)}, not both")
+        self.options.update(split_specs(str(self.options["treebank"])))
 
     @classmethod
     def from_preset(cls, preset: str = "default", **overrides: Any) -> Experiment:
@@ -123,7 +136,10 @@ class Experiment:
         if preset != "default" and preset not in cls.presets:
             known = ", ".join(["default", *cls.presets])
             raise ParameterError(f"experiment {cls.name}: unknown preset {preset!r}; known: {known}")
-        return cls(**{**cls.presets.get(preset, {}), **overrides})
+        chosen = dict(cls.presets.get(preset, {}))
+        if overrides.get("treebank"):  # the given treebank replaces the preset's splits
+            chosen = {k: v for k, v in chosen.items() if k not in ("train", "dev", "test")}
+        return cls(**{**chosen, **overrides})
 
     def language(self, given: str | None = None) -> Language:
         """The experiment's language: ``given`` (``--lang``), else that of the first file of

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from synrob.perturb.atomic import atomic_open, write_text_atomic
+from synrob.perturb.base import create_perturber
 from synrob.perturb.data import resolve_input
 from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
 
@@ -83,7 +84,7 @@ def perturber_info(kind: str, params: Mapping[str, Any] | None = None, *,
     cls = get_registry().get("perturber", kind)
     given = dict(params or {})
     if not lenient:
-        options = dict(getattr(cls(lang=lang, **given), "options", given))
+        options = dict(getattr(create_perturber(cls, lang, **given), "options", given))
     else:
         try:
             options = parse_params(cls.params, given, f"perturber {kind!r}")
@@ -142,7 +143,7 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
             if existing.is_file() and provenance_of(existing) is not None:
                 return existing
     dest.mkdir(parents=True, exist_ok=True)
-    perturber = get_registry().get("perturber", kind)(lang=lang, **dict(params or {}))
+    perturber = create_perturber(get_registry().get("perturber", kind), lang, **dict(params or {}))
     write_text_atomic(out.with_name(out.name + _PROVENANCE), json.dumps({
         "recipe": recipe, "source": str(src), "created": utc_now(), "versions": versions()},
         indent=1, sort_keys=True, default=str) + "\n")

@@ -57,6 +57,8 @@ class JabberwockyExperiment(Experiment):
     paper = ("Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
              "Jabberwocky Probing (NAACL), Figure 3")
     params = (
+        Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
+              "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),
         Param("train", str, "ud:en_ewt:train", "training treebank"),
         Param("dev", str, "ud:en_ewt:dev", "dev treebank (early stopping, layer choice)"),
         Param("test", str, "ud:en_ewt:test", "test treebank (clean; perturbed per draw)"),

@@ -87,6 +87,8 @@ class LocalStructure(Experiment):
     paper = ("Clouatre et al. 2022, Local Structure Matters Most: Perturbation Study in NLU "
              "(Findings of ACL), Figures 4-5, Appendix A")
     params = (
+        Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
+              "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),
         Param("train", str, "ud:en_ewt:train", "clean training file of the probes"),
         Param("dev", str, "ud:en_ewt:dev", "clean dev file (probe early stopping)"),
         Param("test", str, "ud:en_ewt:test", "file that is perturbed"),

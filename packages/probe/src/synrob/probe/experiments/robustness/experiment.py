@@ -89,6 +89,8 @@ class RobustnessExperiment(Experiment):
                "preserving substitutions per sentence, per budget tau (La Malfa et al. Table 1)")
     paper = PAPER
     params = (
+        Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
+              "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),
         Param("train", str, "ud:en_ewt:train", "training treebank (probe fitting)"),
         Param("dev", str, "ud:en_ewt:dev", "dev treebank (early stopping)"),
         Param("test", str, "ud:en_ewt:test", "test treebank (perturbed)"),

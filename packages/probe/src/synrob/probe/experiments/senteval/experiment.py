@@ -122,7 +122,7 @@ class SentEvalExperiment(Experiment):
         dest = self.tasks_dir(ctx)
         if (dest / "stats.json").is_file():
             return
-        write_suite(build_suite(specs, seed=ctx.seed), dest)
+        write_suite(build_suite(specs, seed=ctx.seed, lang=ctx.lang), dest)
 
     # ------------------------------------------------------------------ encoders
     def layer_plan(self) -> dict[str, list[int]]:
