@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from synrob.perturb.base import Perturber
+from synrob.perturb.base import Param, Perturber
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.language import (
     LanguageError,
@@ -107,6 +107,7 @@ def test_a_plugin_whose_init_takes_no_lang_still_gets_one() -> None:
     class Old(Perturber):
         name = "old-test"
         languages = ("en", "de")
+        params = (Param("rate", float, 0.5, "share"),)
 
         def __init__(self, rate: float = 0.5) -> None:  # no **params: predates languages
             super().__init__(rate=rate)
