@@ -393,7 +393,8 @@ def test_broken_plugin_cli_keeps_working(no_builtins: None, fake_dist: Callable,
     assert result.exit_code == 0
     assert result.stderr == (
         "synrob: warning: plugin 'broken' (synrob-broken) failed to load: RuntimeError: boom\n")
-    assert any(line.split()[:2] == ["perturber", "good-fake"] and line.endswith("synrob-good")
+    assert any(line.split()[:2] == ["perturber", "good-fake"]
+               and line.split()[3:] == ["synrob-good", "*"]
                for line in result.stdout.splitlines())
 
 
@@ -550,16 +551,19 @@ def test_synrob_plugins_lists_builtins_and_typo(cli: Callable) -> None:
     result = cli(["plugins"])
     assert result.exit_code == 0, result.stderr
     rows = [line.split() for line in result.stdout.splitlines()]
-    assert rows[0] == ["KIND", "NAME", "VERSION", "DISTRIBUTION"]
-    assert ["perturber", "typo", "0.1.0", "synrob-typo"] in rows
+    assert rows[0] == ["KIND", "NAME", "VERSION", "DISTRIBUTION", "LANGUAGES"]
+    assert ["perturber", "typo", "0.1.0", "synrob-typo", "*"] in rows
     bshift = next(r for r in rows if r[1] == "bshift")
-    assert (bshift[0], bshift[3]) == ("perturber", "synrob-perturb")
+    assert (bshift[0], bshift[3], bshift[4]) == ("perturber", "synrob-perturb", "*")
+    assert next(r for r in rows if r[1] == "copos")[4] == "en"
+    assert next(r for r in rows if r[0] == "encoder")[4] == "-"
 
     result = cli(["plugins", "--json", "--kind", "perturber"])
     assert result.exit_code == 0
     listed = json.loads(result.stdout)
     assert {"kind": "perturber", "name": "typo", "version": "0.1.0",
-            "distribution": "synrob-typo", "plugin": "typo"} in listed
+            "distribution": "synrob-typo", "plugin": "typo",
+            "languages": ["*"]} in listed
     assert {r["kind"] for r in listed} == {"perturber"}
 
 

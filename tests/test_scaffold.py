@@ -112,7 +112,8 @@ def test_scaffold_installs_and_passes_its_own_test(tmp_path: Path, cli: Callable
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)
     assert {"kind": "perturber", "name": "scaffold-check", "version": "0.1.0",
-            "distribution": "synrob-scaffold-check", "plugin": "scaffold-check"} in rows
+            "distribution": "synrob-scaffold-check", "plugin": "scaffold-check",
+            "languages": ["*"]} in rows
 
     lint = subprocess.run([str(BIN / "ruff"), "check", "--no-cache", "--select", "E,F,W,B,UP",
                            str(pkg)], capture_output=True, text=True, timeout=120)
