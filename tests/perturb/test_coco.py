@@ -303,3 +303,48 @@ def test_smollm2_on_ewt_dev(dev_sentences):
     assert changed >= 8
     again = _run(CoCo(budget=2, candidates=8, batch_size=2), sents[:3])
     assert [r.text for r in again] == [r.text for r in results[:3]]
+
+
+def test_prefix_rescoring_scores_like_full_rescoring(tiny_models, dev_sentences):
+    """The shared-prefix pass with its key/value cache gives each candidate the total
+    log-probability that running its whole sentence gives."""
+    from synrob.perturb.perturbers.coco import _Job, _State, _units
+
+    scores = {}
+    for mode in ("full", "prefix"):
+        p = CoCo(model=tiny_models["causal"], candidates=6, rescoring=mode)
+        p.ensure_setup()
+        jobs = []
+        for s in dev_sentences[:10]:
+            units = _units(s)
+            k = next((i for i, u in enumerate(units) if u.upos in CONTENT and i > 0), None)
+            if k is None:
+                continue
+            jobs.append(_Job(_State(s, units, [k]), k, *_State(s, units, [k]).split(k)))
+        (p._propose_prefix if mode == "prefix" else p._propose_causal)(jobs)
+        (p._rescore_prefix if mode == "prefix" else p._rescore_causal)(jobs)
+        scores[mode] = [dict(zip(j.candidates, j.scores, strict=True)) for j in jobs]
+    assert sum(len(s) for s in scores["full"]) >= 40
+    for full, prefix in zip(scores["full"], scores["prefix"], strict=True):
+        assert full.keys() == prefix.keys()
+        for c in full:
+            assert prefix[c] == pytest.approx(full[c], abs=1e-4)
+
+
+def test_prefix_and_full_rescoring_choose_the_same_words(tiny_models, dev_sentences):
+    outs = {mode: _run(CoCo(model=tiny_models["causal"], budget=2, candidates=8,
+                            rescoring=mode), dev_sentences[:20])
+            for mode in ("full", "prefix")}
+    assert [r.text for r in outs["prefix"]] == [r.text for r in outs["full"]]
+    assert sum(bool(r.changed) for r in outs["prefix"]) >= 15
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_smollm2_prefix_rescoring_chooses_todays_words_on_ewt_dev(dev_sentences):
+    """SmolLM2, EWT dev: prefix-shared rescoring picks exactly the words full rescoring picks."""
+    sents = dev_sentences[:20]
+    full = _run(CoCo(rescoring="full"), sents)
+    prefix = _run(CoCo(), sents)
+    assert [r.text for r in prefix] == [r.text for r in full]
+    assert sum(bool(r.changed) for r in prefix) >= 15

@@ -13,8 +13,13 @@ The score depends on the model:
 * **causal LM** (SmolLM2, GPT-2, LLaMA, ...): the next-token distribution after the word's left
   context proposes the ``candidates`` best whole words; each candidate is put in place and the
   log-probability of the *whole* sentence, sum_t log p(x_t | x_<t), is computed for all
-  candidate sentences in padded batched forward passes; the best sentence wins. The right
-  context therefore takes part in the choice, as in the masked case.
+  candidate sentences; the best sentence wins. The right context therefore takes part in the
+  choice, as in the masked case. With ``rescoring=prefix`` (the default) the tokens the
+  candidate sentences of a word share (the left context) are run once, their log-probability
+  and key/value cache kept, and only the tokens from the candidate on are run, for all
+  candidates in one batch on top of that cache: the same sum, computed once per word instead
+  of once per candidate. ``rescoring=full`` runs every candidate sentence from the start, in
+  padded batches (the reference; both give the same choices up to float rounding).
 
 Sentences are batched together (``perturb_batch``): each replacement step runs one proposal
 pass for up to ``batch_size`` sentences and one scoring pass over all their candidate sentences,
@@ -203,6 +208,9 @@ class _Job:
     right: str
     candidates: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
+    #: prefix rescoring: (left-context ids, their log-probability, next-token log-probabilities
+    #: (vocab,), key/value cache), from the proposal pass
+    prefix: tuple[list[int], float, Any, Any] | None = None
 
 
 class CoCo(Perturber):
@@ -227,6 +235,9 @@ class CoCo(Perturber):
         Param("keep_pos", bool, False,
               f"re-tag candidate sentences with spaCy ({SPACY_MODEL}) and reject candidates "
               "whose UPOS differs from the word's treebank UPOS"),
+        Param("rescoring", str, "prefix", "causal: 'prefix' runs the shared left context once "
+              "and reuses its key/value cache for every candidate; 'full' runs each candidate "
+              "sentence from the start", ("prefix", "full")),
         Param("batch_size", int, 32, "sentences per batched replacement step"),
         Param("max_tokens", int, 2048, "padded tokens per forward pass (memory bound)"),
         Param("device", str, "auto", DEVICE_HELP),
@@ -295,8 +306,12 @@ class CoCo(Perturber):
         if self.lm.kind == "masked":
             self._propose_masked(jobs)
         else:
-            self._propose_causal(jobs)
-            self._rescore_causal(jobs)
+            if self.options["rescoring"] == "prefix":
+                self._propose_prefix(jobs)
+                self._rescore_prefix(jobs)
+            else:
+                self._propose_causal(jobs)
+                self._rescore_causal(jobs)
         ranked = [[c for _, c in sorted(zip(j.scores, j.candidates, strict=True),
                                         key=lambda x: -x[0])] for j in jobs]
         choice = self._filter_pos(jobs, ranked) if self._nlp is not None else [
@@ -388,6 +403,87 @@ class CoCo(Perturber):
                 job.scores[c] = total
             del logits, logp
 
+    def _candidate_seqs(self, job: _Job) -> list[list[int]]:
+        """Token ids of each candidate sentence of ``job`` (start token first)."""
+        tok = self.lm.tokenizer
+        texts = [job.left + c + job.right for c in job.candidates]
+        start = [self._start_id] if self._start_id is not None else []
+        return [start + ids for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+
+    def _propose_prefix(self, jobs: list[_Job]) -> None:
+        """:meth:`_propose_causal` one job at a time, keeping each left context's pass (its
+        log-probability and cache) for :meth:`_rescore_prefix`."""
+        tok = self.lm.tokenizer
+        lefts = [j.left.rstrip(" ") for j in jobs]
+        start = [self._start_id] if self._start_id is not None else []
+        for job, ids in zip(jobs, tok(lefts, add_special_tokens=False)["input_ids"], strict=True):
+            prefix = start + ids
+            if not prefix:  # no start token and nothing on the left: a plain pass
+                self._propose_causal([job])
+                continue
+            total, last, cache, logits = self._prefix_pass(prefix)
+            self._pick(logits.unsqueeze(0), [job], self.options["candidates"])
+            job.prefix = (prefix, total, last, cache)
+
+    def _rescore_prefix(self, jobs: list[_Job]) -> None:
+        """:meth:`_rescore_causal`'s totals, the shared token prefix of a job's candidates run
+        once (its log-probability and key/value cache reused by every candidate)."""
+        for job in jobs:
+            if not job.candidates:
+                continue
+            seqs = self._candidate_seqs(job)
+            shared = _common_prefix(seqs)
+            if shared < 1:
+                self._rescore_causal([job])
+                continue
+            kept = job.prefix
+            if kept is not None and len(kept[0]) <= shared and seqs[0][:len(kept[0])] == kept[0]:
+                shared = len(kept[0])  # the proposal pass already ran this prefix
+                prefix_lp, last, cache = kept[1], kept[2], kept[3]
+            else:
+                prefix_lp, last, cache, _ = self._prefix_pass(seqs[0][:shared])
+            job.prefix = None
+            order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+            budget = max(1, self.options["max_tokens"] // max(len(s) for s in seqs))
+            for lo in range(0, len(order), budget):
+                part = order[lo:lo + budget]
+                totals = self._suffix_pass([seqs[i][shared:] for i in part], shared, last, cache)
+                for i, total in zip(part, totals, strict=True):
+                    job.scores[i] = prefix_lp + total
+
+    def _prefix_pass(self, prefix: list[int]) -> tuple[float, Any, Any, Any]:
+        """``(log p(prefix[1:] | prefix[0]), log-probabilities of the next token (vocab,),
+        key/value cache, next-token logits (vocab,))`` of one token prefix (1, P)."""
+        import torch
+
+        ids = torch.tensor([prefix], dtype=torch.long, device=self.lm.device)
+        out = self._forward(ids, None, [prefix], use_cache=True)
+        logp = torch.log_softmax(out.logits[0].float(), dim=-1)  # (P, vocab)
+        total = logp[:-1].gather(-1, ids[0, 1:].unsqueeze(-1)).sum().item()
+        return total, logp[-1], _cache_of(out), out.logits[0, -1]
+
+    def _suffix_pass(self, suffixes: list[list[int]], shared: int, last: Any, cache: Any
+                     ) -> list[float]:
+        """log p(suffix | prefix) of each suffix, on a copy of the prefix's cache."""
+        import copy
+
+        import torch
+
+        ids, mask = self._pad(suffixes)  # (C, S)
+        rows = ids.shape[0]
+        kv = copy.deepcopy(cache)
+        kv.batch_repeat_interleave(rows)
+        full = torch.cat([torch.ones((rows, shared), dtype=mask.dtype, device=mask.device),
+                          mask], dim=1)  # (C, P + S)
+        logits = self._forward(ids, full, suffixes, past=kv).logits[:, :-1]  # (C, S-1, vocab)
+        first = last[ids[:, 0]]  # log p(first suffix token | prefix), (C,)
+        if logits.shape[1] == 0:
+            return first.tolist()
+        target = ids[:, 1:]
+        logp = logits.gather(-1, target.unsqueeze(-1)).squeeze(-1).float()
+        norm = torch.stack([torch.logsumexp(row.float(), dim=-1) for row in logits])
+        return (first + ((logp - norm) * mask[:, 1:]).sum(-1)).tolist()
+
     def _filter_pos(self, jobs: list[_Job], ranked: list[list[str]], per_round: int = 4
                     ) -> list[str | None]:
         """The best candidate whose spaCy UPOS in context equals the word's treebank UPOS."""
@@ -439,13 +535,21 @@ class CoCo(Perturber):
             mask[r, :len(s)] = 1
         return ids.to(self.lm.device), mask.to(self.lm.device)
 
-    def _forward(self, ids: Any, mask: Any, seqs: list[list[int]]) -> Any:
-        """Logits (batch, seq_len, vocab) of one padded batch; timed and counted in ``stats``."""
+    def _forward(self, ids: Any, mask: Any, seqs: list[list[int]], *, use_cache: bool = False,
+                 past: Any = None) -> Any:
+        """Logits (batch, seq_len, vocab) of one padded batch (with ``use_cache`` or ``past``:
+        the model output, ``.logits`` and ``.past_key_values``); timed and counted in
+        ``stats``."""
         import torch
 
         start = time.perf_counter()
         with torch.inference_mode():
-            logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
+            if use_cache or past is not None:
+                kw = {_cache_kwarg(self.lm.model): past} if past is not None else {}
+                out = self.lm.model(input_ids=ids, attention_mask=mask, use_cache=True, **kw)
+                logits = out.logits
+            else:
+                out = logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
         if self.lm.device.startswith("cuda"):
             torch.cuda.synchronize()
         real = sum(len(s) for s in seqs)
@@ -455,7 +559,7 @@ class CoCo(Perturber):
         st["tokens_scored"] += real
         st["padded_tokens"] += ids.numel()
         st["shapes"].append((int(ids.shape[0]), int(ids.shape[1]), real))
-        return logits
+        return out
 
     # ------------------------------------------------------------------ output
     def _result(self, state: _State) -> Perturbation:
@@ -469,6 +573,30 @@ class CoCo(Perturber):
         self.stats["words_replaced"] += len(changes)
         return Perturbation(new, new.text, tuple(sorted(changes)),
                             extra={"model": self.options["model"]})
+
+
+def _cache_kwarg(model: Any) -> str:
+    """The name of the forward's key/value cache argument (``cache`` since transformers 5.2x,
+    ``past_key_values`` before)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def _cache_of(out: Any) -> Any:
+    """The key/value cache of a model output (``cache`` or, before, ``past_key_values``)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+def _common_prefix(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest token prefix all ``seqs`` share, leaving each one token at least."""
+    n = min(len(s) for s in seqs) - 1
+    first = seqs[0]
+    for i in range(n):
+        if any(s[i] != first[i] for s in seqs):
+            return i
+    return max(n, 0)
 
 
 def _max_length(lm: Any) -> int:
