@@ -547,9 +547,8 @@ class CoCo(Perturber):
             if use_cache or past is not None:
                 kw = {_cache_kwarg(self.lm.model): past} if past is not None else {}
                 out = self.lm.model(input_ids=ids, attention_mask=mask, use_cache=True, **kw)
-                logits = out.logits
             else:
-                out = logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
+                out = self.lm.model(input_ids=ids, attention_mask=mask).logits
         if self.lm.device.startswith("cuda"):
             torch.cuda.synchronize()
         real = sum(len(s) for s in seqs)
