@@ -17,9 +17,15 @@ Prints ``name: value`` lines:
   and output replaces it, and for coPOS when ``# synrob.changed`` lists it) with
   ``copos_vs_nlpaug_per_word`` and ``copos_vs_nlpaug_one_word_per_word`` (nlpaug time per word
   over coPOS's; target >= 1 for both);
-* ``coco_tokens_per_s`` (model tokens scored per second, end to end on the first
-  ``--coco-sentences`` sentences) and ``coco_ratio_vs_raw`` (that rate divided by the rate of
-  plain batched forward passes of the same model on the same shapes; target >= 0.8);
+* ``coco_sents_per_s`` with the default prefix-shared rescoring and
+  ``coco_full_rescoring_sents_per_s`` with ``rescoring=full`` on the same first
+  ``--coco-sentences`` sentences and the same loaded model, ``coco_prefix_speedup`` (their
+  ratio; target >= 2), ``coco_prefix_same_output`` (whether both wrote identical CoNLL-U but for the
+  ``# synrob.params`` line that names the rescoring),
+  the tokens each ran (``coco_prefix_tokens``, ``coco_full_rescoring_tokens``);
+  ``coco_tokens_per_s`` (model tokens run per second, prefix mode) and ``coco_ratio_vs_raw``
+  (that rate divided by the rate of plain batched forward passes of the same model on the
+  same shapes, without a cache; target >= 0.8);
 * ``shuffle_peak_rss_train_mb`` / ``shuffle_peak_rss_dev_mb``: peak RSS of
   ``synrob perturb --kind shuffle`` on EWT train vs dev (streaming: about equal).
 
@@ -200,10 +206,16 @@ def bench_coco(dev_text: str, n: int) -> None:
         from synrob.perturb.lm import forward_throughput
 
         coco = registry.get("perturber", "coco")()
+        full = registry.get("perturber", "coco")(rescoring="full")
         start = time.perf_counter()
         coco.ensure_setup()
         emit("coco_setup_s", time.perf_counter() - start)
+        full.lm, full.vocab = coco.lm, coco.vocab  # the same loaded model
+        full._start_id, full._pad_id, full._ready = coco._start_id, coco._pad_id, True
         blocks = list(itertools.islice(read_blocks(io.StringIO(dev_text)), n))
+        start = time.perf_counter()
+        out_full = list(perturb_formatted(full, blocks, "conllu", seed=0))
+        elapsed_full = time.perf_counter() - start
         start = time.perf_counter()
         out = list(perturb_formatted(coco, blocks, "conllu", seed=0))
         elapsed = time.perf_counter() - start
@@ -213,9 +225,21 @@ def bench_coco(dev_text: str, n: int) -> None:
         return
     tokens = coco.stats["tokens_scored"]
     emit("coco_sents_per_s", len(out) / elapsed)
+    emit("coco_full_rescoring_sents_per_s", len(out_full) / elapsed_full)
+    emit("coco_prefix_speedup", elapsed_full / elapsed)
+    same = [_without_params(a) for a in out] == [_without_params(b) for b in out_full]
+    emit("coco_prefix_same_output", str(same).lower())
     emit("coco_tokens_per_s", tokens / elapsed)
+    emit("coco_full_rescoring_tokens", float(full.stats["tokens_scored"]))
+    emit("coco_prefix_tokens", float(tokens))
     emit("coco_raw_forward_tokens_per_s", raw["tokens_per_second"])
     emit("coco_ratio_vs_raw", (tokens / elapsed) / raw["tokens_per_second"])
+
+
+def _without_params(conllu: str) -> str:
+    """A CoNLL-U record without its ``# synrob.params`` line (which names the rescoring)."""
+    return "".join(line for line in conllu.splitlines(keepends=True)
+                   if not line.startswith("# synrob.params"))
 
 
 def peak_rss_mb(path: Path) -> float:
@@ -250,7 +274,7 @@ def compare_nlpaug(rates: dict[str, float], peers: dict[str, float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ewt", type=Path, default=DEFAULT_EWT, help="EWT directory")
-    parser.add_argument("--coco-sentences", type=int, default=16)
+    parser.add_argument("--coco-sentences", type=int, default=32)
     parser.add_argument("--skip-rss", action="store_true")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="also time each kind with this many worker processes")

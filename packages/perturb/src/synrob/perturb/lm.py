@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .device import resolve_device
+from .dtype import resolve_dtype
 from .errors import ResourceError
 from .models import LM_ALIASES, dequantised_copy, from_pretrained, resolve_model
 
@@ -42,8 +43,9 @@ LmKind = Literal["masked", "causal"]
 class LoadedLM:
     """A language model ready to score text.
 
-    ``model`` is a ``transformers`` ``PreTrainedModel`` in eval mode on ``device``;
-    ``kind`` is ``"masked"`` (fill-mask head) or ``"causal"`` (next-token head).
+    ``model`` is a ``transformers`` ``PreTrainedModel`` in eval mode on ``device``, computing in
+    ``dtype`` (a resolved :mod:`synrob.perturb.dtype` name); ``kind`` is ``"masked"``
+    (fill-mask head) or ``"causal"`` (next-token head).
     """
 
     spec: str
@@ -51,6 +53,7 @@ class LoadedLM:
     tokenizer: Any
     kind: LmKind
     device: str
+    dtype: str = "float32"
 
     @property
     def vocab_size(self) -> int:
@@ -96,25 +99,31 @@ def load_lm(
     device: str = "auto",
     kind: Literal["auto", "masked", "causal"] = "auto",
     trust_remote_code: bool = False,
+    dtype: str = "auto",
 ) -> LoadedLM:
-    """Load (once per process) the model named ``spec`` with its tokenizer, in eval mode.
+    """Load (once per process) the model named ``spec`` with its tokenizer, in eval mode, in
+    ``dtype`` (:func:`synrob.perturb.dtype.resolve_dtype`: ``auto`` is float32 unless the
+    hardware has native bf16 and the model passed the bf16 check).
 
     ``kind="auto"`` reads the config (:func:`detect_kind`). Raises :class:`ResourceError` when
     the model cannot be found or loaded, :class:`~synrob.perturb.errors.DeviceError` (before
     loading anything) when ``device`` is invalid or not available.
     """
     dev = resolve_device(device)
-    key = (spec, dev, kind, trust_remote_code)
+    dt = resolve_dtype(dtype, dev, spec)
+    key = (spec, dev, kind, trust_remote_code, dt)
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        loaded = _load(spec, dev, kind, trust_remote_code)
+        loaded = _load(spec, dev, kind, trust_remote_code, dt)
         _LOADED[key] = loaded
         return loaded
 
 
-def _load(spec: str, dev: str, kind: str, trust_remote_code: bool) -> LoadedLM:
-    """Load ``spec`` onto ``dev``, a device already resolved by :func:`load_lm`."""
+def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = "float32"
+          ) -> LoadedLM:
+    """Load ``spec`` onto ``dev`` in ``dtype``, both already resolved by :func:`load_lm`."""
+    import torch
     from transformers import AutoConfig, AutoTokenizer
 
     source = resolve_model(spec, aliases=LM_ALIASES)
@@ -127,10 +136,11 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool) -> LoadedLM:
     tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", **kw)
     model = from_pretrained(factory, source, "weights", config=config, **kw)
     model.eval()
-    model.to(dev)
+    model.to(dev, dtype=getattr(torch, dtype))
     if lm_kind == "masked" and tokenizer.mask_token_id is None:
         raise ResourceError(f"model {spec!r} is a masked LM but its tokenizer has no mask token")
-    return LoadedLM(spec=spec, model=model, tokenizer=tokenizer, kind=lm_kind, device=dev)
+    return LoadedLM(spec=spec, model=model, tokenizer=tokenizer, kind=lm_kind, device=dev,
+                    dtype=dtype)
 
 
 def _factory(kind: LmKind) -> Any:

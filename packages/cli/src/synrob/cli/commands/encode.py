@@ -18,7 +18,10 @@ def encode(
                                         "the end) or 'all'.")] = "all",
     pooling: Annotated[str, typer.Option(help="Subword pooling: mean, first or last.")] = "mean",
     device: Annotated[str, typer.Option(help=DEVICE_HELP)] = "auto",
-    dtype: Annotated[str, typer.Option(help="Storage dtype: float16 or float32.")] = "float16",
+    dtype: Annotated[str, typer.Option(help="Storage dtype of the cache: float16 or float32.")] = "float16",
+    precision: Annotated[str | None, typer.Option(help="Compute dtype of a transformer encoder "
+                                                  "(shortcut for -p precision=): auto, "
+                                                  "float32, bfloat16 or float16.")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p",
                                                     help="Encoder parameter key=value.")] = None,
 ) -> None:
@@ -27,6 +30,7 @@ def encode(
 
     from synrob.perturb.data import resolve_input
     from synrob.perturb.device import check_device
+    from synrob.perturb.dtype import check_dtype
     from synrob.perturb.params import parse_assignments
     from synrob.probe.representations import encode_corpus
 
@@ -34,6 +38,8 @@ def encode(
 
     device = check_device(device)  # a missing or invalid device fails before any work
     params = parse_assignments(param or [])
+    if precision is not None:
+        params["precision"] = check_dtype(precision)
     for spec in inputs:
         for path in resolve_input(spec):
             t0 = time.perf_counter()

@@ -31,6 +31,9 @@ _Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resample
                                          "for the 95% interval of the accuracy (0: none).")]
 _Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")]
 _Device = Annotated[str, typer.Option(help=DEVICE_HELP)]
+_Dtype = Annotated[str, typer.Option("--dtype", help="Dtype the LM computes in: auto (bfloat16 "
+                                     "on native-bf16 hardware for a bf16-checked model, else "
+                                     "float32), float32, bfloat16 or float16.")]
 _BatchSize = Annotated[int, typer.Option(help="Sentences (masked LMs: masked copies) per "
                                          "forward pass.")]
 _Limit = Annotated[int | None, typer.Option(help="Score only the first N aligned pairs "
@@ -95,7 +98,7 @@ def _print_summary(s: dict[str, Any]) -> None:
 
 def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_json: _Json = False,
           bootstrap: _Bootstrap = 1000, seed: _Seed = 0, device: _Device = "auto",
-          batch_size: _BatchSize = 32, limit: _Limit = None) -> None:
+          batch_size: _BatchSize = 32, limit: _Limit = None, dtype: _Dtype = "auto") -> None:
     """Does the LM prefer the original? Score aligned ORIGINAL/PERTURBED sentence pairs.
 
     Pairs are aligned by the synrob.source comments of PERTURBED (else by position). Each side
@@ -106,19 +109,22 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     bootstrap over pairs.
     """
     from synrob.perturb.device import check_device
+    from synrob.perturb.dtype import check_dtype
     from synrob.perturb.lm import load_lm
     from synrob.probe.behaviour import pair_sentences, preference_summary, split_unchanged
 
     from ..output import emit_json
 
     device = check_device(device)  # a missing or invalid device fails before any work
+    check_dtype(dtype)
     _check_options(bootstrap, batch_size, limit)
     pairs, how = pair_sentences(_one_file(original), _one_file(perturbed))
     kept, skipped = split_unchanged(pairs[:limit] if limit is not None else pairs)
-    loaded = load_lm(lm, device=device)
+    loaded = load_lm(lm, device=device, dtype=dtype)
     scores = _score_all(loaded, kept, batch_size)
     summary = {**preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
-               "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "bootstrap": bootstrap,
+               "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
+               "bootstrap": bootstrap,
                "seed": seed}
     if not as_json:
         _print_summary(summary)

