@@ -10,9 +10,24 @@
   ``raw_s_runs``/``synrob_s_runs``/``pair_ratios`` list every pass; ``naive_tokens_per_s``: one sentence per forward pass with
   per-word Python pooling (synrob must be >= 2.5x);
 * ``peak_rss_mb``: peak RSS of a fresh process caching all 7 MiniLM layers of EWT train in
-  float16 (target < 2000).
+  float16 (target < 2000);
+* the machine and the FLOP bound: ``matmul_gflops_fp32`` / ``matmul_gflops_bf16`` (a
+  (2048 x 1024) x (1024 x 1024) ``torch.nn.functional.linear``, the product a transformer layer
+  runs), ``native_bf16`` (:func:`synrob.perturb.dtype.native_bf16`), ``default_dtype`` (what
+  the encoder's ``precision=auto`` resolves to for MiniLM here), ``flop_per_token`` (2 FLOPs
+  per weight of the layers plus the attention products at the batches' mean length),
+  ``flop_bound_tokens_per_s`` (fp32 GFLOP/s over that), ``fraction_of_flop_bound`` (synrob's
+  default extraction over the bound of its dtype) and ``fraction_of_flop_bound_fp32``
+  (synrob forced to fp32 over the fp32 bound; target >= 0.8), ``padding_share`` (padded
+  positions that hold no token, in the batches synrob builds; reduce if > 0.05), and
+  ``synrob_vs_raw_fp32`` (synrob's default extraction over the raw fp32 forward on the same
+  batches; target >= 1.5 on a bf16-capable CPU, about 1 where ``auto`` stays fp32);
+* with ``--bf16-check``: ``bf16_uuas_delta``, ``bf16_dspr_delta`` and ``bf16_pos_delta``,
+  |bf16 - fp32| of the MiniLM layer-3 distance probe's UUAS/DSpr and the POS probe's accuracy
+  on EWT test (``synrob probe``, train on EWT train; target <= 0.005 each).
 
-Usage: ``python bench/encode.py [--device cpu|cuda|auto] [--threads 2] [--skip-rss]``.
+Usage: ``python bench/encode.py [--device cpu|cuda|auto] [--threads 2] [--skip-rss]
+[--bf16-check]``.
 """
 
 from __future__ import annotations
@@ -25,6 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 EWT = Path(os.environ.get("SYNROB_EWT_DIR", ROOT.parent / "shared" / "data" / "ud" / "en_ewt"))
@@ -48,6 +64,7 @@ def main() -> None:
     ap.add_argument("--naive-sentences", type=int, default=600)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-rss", action="store_true")
+    ap.add_argument("--bf16-check", action="store_true")
     args = ap.parse_args()
 
     import torch
@@ -58,17 +75,19 @@ def main() -> None:
     from synrob.probe.encoders.resolve import resolve_encoder
 
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
-    enc = resolve_encoder("minilm", {"device": args.device})
+    enc = resolve_encoder("minilm", {"device": args.device, "precision": "float32"})
     t = time.perf_counter()
     enc.load()
     print(f"model_load_s: {time.perf_counter() - t:.2f}")
     print(f"device: {enc.device}")
-    a = torch.randn(1024, 1024)
-    a @ a
-    t = time.perf_counter()
-    for _ in range(8):
-        a @ a
-    print(f"matmul_gflops: {8 * 2 * 1024**3 / (time.perf_counter() - t) / 1e9:.0f}")
+    gflops = {dt: _linear_gflops(torch, dt, args.device) for dt in ("float32", "bfloat16")}
+    from synrob.perturb.dtype import native_bf16, resolve_dtype
+
+    default = resolve_dtype("auto", enc.device, enc.options["model"])
+    print(f"matmul_gflops_fp32: {gflops['float32']:.1f}")
+    print(f"matmul_gflops_bf16: {gflops['bfloat16']:.1f}")
+    print(f"native_bf16: {str(native_bf16(enc.device)).lower()}")
+    print(f"default_dtype: {default}")
     sents = reps.read_words(args.input)
     layers = list(range(enc.num_layers))
     enc.encode_flat(sents[:64], layers)  # warm-up
@@ -84,9 +103,15 @@ def main() -> None:
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         batches.extend(enc.batches(enc.sequences(sents[a:b])))
     n_tokens = sum(b.n_tokens for b in batches)
+    padded = sum(int(b.input_ids.numel()) for b in batches)
     print(f"sentences: {len(sents)}")
     print(f"tokens: {n_tokens}")
     print(f"batches: {len(batches)}")
+    print(f"padding_share: {1 - n_tokens / padded:.4f}")
+    flop = _flop_per_token(enc.model.config, n_tokens / len(sents))
+    print(f"flop_per_token: {flop / 1e6:.2f}e6")
+    bound = gflops["float32"] * 1e9 / flop
+    print(f"flop_bound_tokens_per_s: {bound:.0f}")
 
     def raw() -> float:
         sync()
@@ -119,6 +144,19 @@ def main() -> None:
     print(f"synrob_tokens_per_s: {n_tokens / syn_s:.0f}")
     print(f"ratio_vs_raw: {raw_s / syn_s:.3f}")
     print(f"ratio_vs_raw_median: {raw_med / syn_med:.3f}")
+    # the encoder above is forced to fp32 (precision=float32): the default may differ
+    print(f"fraction_of_flop_bound_fp32: {n_tokens / syn_s / bound:.3f}")
+    if default == "float32":
+        print(f"synrob_vs_raw_fp32: {raw_s / syn_s:.3f}")
+        print(f"fraction_of_flop_bound: {n_tokens / syn_s / bound:.3f}")
+    else:
+        enc_d = resolve_encoder("minilm", {"device": args.device, "precision": default})
+        enc_d.load()
+        t_d = min(_timed(lambda: _encode_fresh(reps, enc_d, args.input), sync)
+                  for _ in range(args.repeats))
+        print(f"synrob_vs_raw_fp32: {raw_s / t_d:.3f}")
+        bound_d = gflops[default] * 1e9 / flop
+        print(f"fraction_of_flop_bound: {n_tokens / t_d / bound_d:.3f}")
 
     # naive: one sentence per forward pass, per-word pooling in Python
     sub = sents[: args.naive_sentences]
@@ -144,6 +182,8 @@ def main() -> None:
     print(f"synrob_vs_naive: {n_tokens / syn_s / naive_tps:.2f}")
     shutil.rmtree(os.environ["SYNROB_CACHE"], ignore_errors=True)
 
+    if args.bf16_check:
+        _bf16_check(args)
     if not args.skip_rss:
         rss_cache = tempfile.mkdtemp(prefix="synrob-bench-rss-")
         try:
@@ -156,6 +196,70 @@ def main() -> None:
         print(f"train_words: {words}")
         print(f"train_encode_s: {float(secs):.1f}")
         print(f"peak_rss_mb: {int(rss_kb) / 1024:.0f}")
+
+
+def _linear_gflops(torch: Any, dtype: str, device: str, repeats: int = 3) -> float:
+    """GFLOP/s of a (2048 x 1024) x (1024 x 1024) linear layer in ``dtype``."""
+    dev = "cpu" if device == "auto" and not torch.cuda.is_available() else device
+    dev = "cuda" if dev == "auto" else dev
+    dt = getattr(torch, dtype)
+    x = torch.randn(2048, 1024, device=dev).to(dt)
+    w = torch.randn(1024, 1024, device=dev).to(dt)
+    with torch.inference_mode():
+        torch.nn.functional.linear(x, w)
+        best = float("inf")
+        for _ in range(repeats):
+            t = time.perf_counter()
+            torch.nn.functional.linear(x, w)
+            if dev.startswith("cuda"):
+                torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - t)
+    return 2 * 2048 * 1024 * 1024 / best / 1e9
+
+
+def _flop_per_token(config: Any, mean_len: float) -> float:
+    """Forward FLOPs per token of a BERT-style encoder: 2 per weight of the attention and
+    feed-forward matrices, plus QK^T and AV over ``mean_len`` positions."""
+    d, layers = config.hidden_size, config.num_hidden_layers
+    ffn = getattr(config, "intermediate_size", 4 * d)
+    weights = layers * (4 * d * d + 2 * d * ffn)
+    return 2 * weights + layers * 4 * d * mean_len
+
+
+def _timed(fn: Any, sync: Any) -> float:
+    sync()
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    return time.perf_counter() - t0
+
+
+def _encode_fresh(reps: Any, enc: Any, path: str) -> None:
+    reps._cache.clear()
+    shutil.rmtree(Path(os.environ["SYNROB_CACHE"]) / "representations", ignore_errors=True)
+    reps.encode_corpus(enc, path, layers="all", dtype="float16")
+
+
+def _bf16_check(args: argparse.Namespace) -> None:
+    """|bf16 - fp32| of MiniLM layer 3's distance (UUAS, DSpr) and POS (accuracy) probes."""
+    import json
+
+    synrob = Path(sys.executable).with_name("synrob")
+    scores: dict[str, dict[str, float]] = {}
+    for prec in ("float32", "bfloat16"):
+        for task in ("distance", "pos"):
+            out = subprocess.run(
+                [str(synrob), "probe", "--encoder", "minilm", "--layer", "3", "--task", task,
+                 "--train", args.train, "--dev", str(Path(args.train).with_name(
+                     "en_ewt-ud-dev.conllu")), "--test", str(Path(args.train).with_name(
+                         "en_ewt-ud-test.conllu")), "--json", "--device", args.device,
+                 "-p", f"encoder.precision={prec}"],
+                capture_output=True, text=True, check=True)
+            res = json.loads(out.stdout)["results"]
+            scores.setdefault(prec, {}).update(next(iter(res.values())))
+    for metric, name in (("uuas", "bf16_uuas_delta"), ("dspr", "bf16_dspr_delta"),
+                         ("accuracy", "bf16_pos_delta")):
+        print(f"{name}: {abs(scores['bfloat16'][metric] - scores['float32'][metric]):.4f}")
 
 
 if __name__ == "__main__":
