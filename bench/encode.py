@@ -258,7 +258,7 @@ def _bf16_check(args: argparse.Namespace) -> None:
             res = json.loads(out.stdout)["results"]
             scores.setdefault(prec, {}).update(next(iter(res.values())))
     for metric, name in (("uuas", "bf16_uuas_delta"), ("dspr", "bf16_dspr_delta"),
-                         ("accuracy", "bf16_pos_delta")):
+                         ("acc", "bf16_pos_delta")):
         print(f"{name}: {abs(scores['bfloat16'][metric] - scores['float32'][metric]):.4f}")
 
 

@@ -81,3 +81,15 @@ def test_coco_and_lms_record_the_resolved_dtype(tiny_lms, no_bf16: None) -> None
     assert lm.dtype == "bfloat16" and next(lm.model.parameters()).dtype.is_floating_point
     assert str(next(lm.model.parameters()).dtype) == "torch.bfloat16"
     assert load_lm(str(tiny_lms["causal"]), device="cpu").dtype == "float32"
+
+
+def test_minilm_passed_the_bf16_check_so_auto_may_pick_bf16_for_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    model = resolve_encoder("minilm", {"precision": "float32"}).options["model"]
+    monkeypatch.setattr(dt, "_cpu_flags", lambda: frozenset({"avx512_bf16"}))
+    assert dt.resolve_dtype("auto", "cpu", model) == "bfloat16"
+    assert dt.resolve_dtype("auto", "cpu", "smollm2") == "float32"  # never checked
+    monkeypatch.setattr(dt, "_cpu_flags", lambda: frozenset({"avx2"}))
+    assert dt.resolve_dtype("auto", "cpu", model) == "float32"

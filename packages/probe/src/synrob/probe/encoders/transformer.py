@@ -35,6 +35,8 @@ from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, wor
 __all__ = ["TransformerEncoder", "Sequence_", "Batch"]
 
 _PRECISIONS = DTYPES
+#: Largest share of a batch's longest sequence that a shorter one may be padded by.
+_MAX_PAD = 0.1
 _WEIGHT_PATTERNS = ("config.json", "*.safetensors", "*.bin", "tokenizer.json", "*.model",
                     "vocab.txt", "vocab.json", "merges.txt")
 
@@ -306,7 +308,10 @@ class TransformerEncoder(Encoder):
         return out
 
     def batches(self, seqs: list[Sequence_]) -> list[Batch]:
-        """Length-sorted batches whose padded size stays within ``token_budget``."""
+        """Length-sorted batches whose padded size stays within ``token_budget``; a batch also
+        ends before a sequence more than :data:`_MAX_PAD` shorter than its longest one, so that
+        padding stays a small share of the positions run (``padding_share`` in
+        bench/encode.py)."""
         import torch
 
         budget = self.options["token_budget"] or (
@@ -317,7 +322,8 @@ class TransformerEncoder(Encoder):
         cur: list[int] = []
         for j in order:
             width = len(seqs[cur[0]].ids) if cur else len(seqs[j].ids)
-            if cur and width * (len(cur) + 1) > budget:
+            short = len(seqs[j].ids) < (1 - _MAX_PAD) * width
+            if cur and (width * (len(cur) + 1) > budget or short):
                 groups.append(cur)
                 cur = []
             cur.append(j)
