@@ -16,7 +16,9 @@
   runs), ``native_bf16`` (:func:`synrob.perturb.dtype.native_bf16`), ``default_dtype`` (what
   the encoder's ``precision=auto`` resolves to for MiniLM here), ``flop_per_token`` (2 FLOPs
   per weight of the layers plus the attention products at the batches' mean length),
-  ``flop_bound_tokens_per_s`` (fp32 GFLOP/s over that), ``fraction_of_flop_bound`` (synrob's
+  ``flop_bound_tokens_per_s`` (fp32 GFLOP/s over that; the GFLOP/s is the median of one
+  measurement before and one beside each timed pair, ``matmul_gflops_fp32_runs``),
+  ``fraction_of_flop_bound`` (synrob's
   default extraction over the bound of its dtype) and ``fraction_of_flop_bound_fp32``
   (synrob forced to fp32 over the fp32 bound; target >= 0.8), ``padding_share`` (padded
   positions that hold no token, in the batches synrob builds; reduce if > 0.05), and
@@ -110,8 +112,6 @@ def main() -> None:
     print(f"padding_share: {1 - n_tokens / padded:.4f}")
     flop = _flop_per_token(enc.model.config, n_tokens / len(sents))
     print(f"flop_per_token: {flop / 1e6:.2f}e6")
-    bound = gflops["float32"] * 1e9 / flop
-    print(f"flop_bound_tokens_per_s: {bound:.0f}")
 
     def raw() -> float:
         sync()
@@ -132,8 +132,17 @@ def main() -> None:
         sync()
         return time.perf_counter() - t0
 
-    # interleaved raw, synrob, raw, synrob, ...: contention hits both alike
-    runs = [(raw(), synrob()) for _ in range(args.repeats)]
+    # interleaved raw, synrob, raw, synrob, ... with the fp32 GFLOP/s measured beside each
+    # pair: contention hits all alike, and the FLOP bound is the median of those measurements
+    runs, fp32_runs = [], []
+    for _ in range(args.repeats):
+        fp32_runs.append(_linear_gflops(torch, "float32", args.device))
+        runs.append((raw(), synrob()))
+    gflops["float32"] = float(np.median([gflops["float32"], *fp32_runs]))
+    print(f"matmul_gflops_fp32_runs: {' '.join(f'{g:.0f}' for g in fp32_runs)}")
+    print(f"matmul_gflops_fp32_median: {gflops['float32']:.1f}")
+    bound = gflops["float32"] * 1e9 / flop
+    print(f"flop_bound_tokens_per_s: {bound:.0f}")
     raws, syns = sorted(r for r, _ in runs), sorted(s for _, s in runs)
     raw_s, syn_s = raws[0], syns[0]
     raw_med, syn_med = float(np.median(raws)), float(np.median(syns))
