@@ -125,6 +125,10 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
     """Load ``spec`` onto ``dev`` in ``dtype``, both already resolved by :func:`load_lm`."""
     import torch
     from transformers import AutoConfig, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # stderr is synrob's: no hub progress bars or notices
+    hf_logging.disable_progress_bar()
 
     source = resolve_model(spec, aliases=LM_ALIASES)
     if source.gguf_file is not None:
