@@ -12,7 +12,7 @@ PAIR_KEYS = {"source", "sentence", "logprob_original", "logprob_perturbed",
 SUMMARY_KEYS = {"pairs", "accuracy", "accuracy_ci95", "lm", "lm_kind", "skipped", "seed",
                 "bootstrap", "aligned_by", "preferred", "ties", "mean_logprob_original",
                 "mean_logprob_perturbed", "logprob_per_token_original",
-                "logprob_per_token_perturbed"}
+                "logprob_per_token_perturbed", "dtype"}
 
 
 def _perturb(cli, kind: str, original: str, dest) -> str:
@@ -48,6 +48,7 @@ def test_score_tiny_causal_json_and_text(cli, tiny_lms, sample_slice, tmp_path):
     pairs, summary = _check_contract(res.stdout)
     assert summary["pairs"] + summary["skipped"] == 30 and summary["skipped"] > 0
     assert summary["aligned_by"] == "source" and summary["lm_kind"] == "causal"
+    assert summary["dtype"] == "float32"  # auto: the tiny model was never bf16-checked
     assert summary["seed"] == 2 and summary["bootstrap"] == 200
     again = cli(["score", "--lm", tiny_lms["causal"], orig, pert, "--json", "--seed", "2",
                  "--bootstrap", "200", "--device", "cpu", "--batch-size", "1"])
