@@ -25,7 +25,7 @@ from pathlib import Path
 from .errors import ParameterError
 
 __all__ = ["DTYPES", "DTYPE_HELP", "BF16_CHECKED", "BF16_TOLERANCE", "check_dtype",
-           "native_bf16", "resolve_dtype"]
+           "native_bf16", "resolve_dtype", "resolve_dtype_for"]
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DTYPE_HELP = ("auto (bfloat16 on hardware with native bf16 for a model checked in bf16, else "
@@ -85,6 +85,23 @@ def native_bf16(device: str) -> bool:
     if device == "cpu":
         return bool(_cpu_flags() & {"avx512_bf16", "amx_bf16", "bf16"})
     return False
+
+
+def resolve_dtype_for(spec: str, device_spec: str, model: str | None = None) -> str:
+    """:func:`resolve_dtype` for a device *spec* (``auto``, ``cuda:1``...): a device that is
+    not there computes nothing natively, so it resolves to float32 here and fails, as it must,
+    where it is used (:func:`synrob.perturb.device.resolve_device`)."""
+    from .errors import DeviceError
+
+    if check_dtype(spec) != "auto":
+        return check_dtype(spec)
+    from .device import resolve_device
+
+    try:
+        device = resolve_device(device_spec)
+    except DeviceError:
+        return "float32"
+    return resolve_dtype(spec, device, model)
 
 
 def resolve_dtype(spec: str, device: str, model: str | None = None) -> str:

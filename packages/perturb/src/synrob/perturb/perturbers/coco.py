@@ -38,8 +38,8 @@ from typing import Any
 
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence
-from ..device import DEVICE_HELP, check_device, resolve_device
-from ..dtype import DTYPE_HELP, DTYPES, resolve_dtype
+from ..device import DEVICE_HELP, check_device
+from ..dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
 from ..errors import ParameterError, ResourceError
 from ..params import Param
 
@@ -254,7 +254,7 @@ class CoCo(Perturber):
                 raise ParameterError(f"perturber 'coco': {key} must be at least 1, got {o[key]}")
         check_device(o["device"])  # an invalid or missing device fails now, before any input
         if o["dtype"] == "auto":  # the output records the dtype the model computes in
-            o["dtype"] = resolve_dtype("auto", resolve_device(o["device"]), o["model"])
+            o["dtype"] = resolve_dtype_for("auto", o["device"], o["model"])
         self.upos = frozenset(p.strip() for p in o["pos"].split(",") if p.strip())
         if not self.upos:
             raise ParameterError("perturber 'coco': pos names no UPOS tag")

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from synrob.perturb.device import DEVICE_HELP, resolve_device
-from synrob.perturb.dtype import DTYPE_HELP, DTYPES, resolve_dtype
+from synrob.perturb.dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
 from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.models import ModelSource, from_pretrained, resolve_model
 from synrob.perturb.params import Param
@@ -101,9 +101,9 @@ class TransformerEncoder(Encoder):
             raise ResourceError("transformer encoder: pass the model with -p model=NAME_OR_PATH")
         if self.options["token_budget"] < 0:
             raise ParameterError("transformer encoder: token_budget must be positive (0 = auto)")
-        if self.options["precision"] == "auto":
-            device = resolve_device(self.options["device"])
-            self.options["precision"] = resolve_dtype("auto", device, self.options["model"])
+        if self.options["precision"] == "auto":  # the cache key holds the dtype really used
+            self.options["precision"] = resolve_dtype_for("auto", self.options["device"],
+                                                          self.options["model"])
         self._config: Any = None
         self.model: Any = None
         self.tokenizer: Any = None
