@@ -104,12 +104,15 @@ class Experiment:
     presets: ClassVar[dict[str, dict[str, Any]]] = {}
     #: The parameter naming the treebank(s) whose language is the experiment's.
     language_param: ClassVar[str] = "test"
+    #: Whether a ``treebank`` parameter (``ud:NAME`` or a directory) sets ``train``, ``dev``
+    #: and ``test`` (the built-in studies); an experiment's own ``treebank`` keeps its meaning.
+    treebank_sets_splits: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         given = {k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                  for k, v in options.items()}
         self.options: dict[str, Any] = parse_params(self.params, given, f"experiment {self.name}")
-        if self.options.get("treebank"):
+        if self.treebank_sets_splits and self.options.get("treebank"):
             self._set_splits(given)
         if int(self.options.get("bootstrap", 0)) < 0:
             from synrob.perturb.errors import ParameterError
@@ -137,7 +140,7 @@ class Experiment:
             known = ", ".join(["default", *cls.presets])
             raise ParameterError(f"experiment {cls.name}: unknown preset {preset!r}; known: {known}")
         chosen = dict(cls.presets.get(preset, {}))
-        if overrides.get("treebank"):  # the given treebank replaces the preset's splits
+        if cls.treebank_sets_splits and overrides.get("treebank"):  # the given treebank replaces the preset's splits
             chosen = {k: v for k, v in chosen.items() if k not in ("train", "dev", "test")}
         return cls(**{**chosen, **overrides})
 

@@ -56,6 +56,7 @@ class JabberwockyExperiment(Experiment):
     summary = "Jabberwocky probing: syntactic probes on clean vs pseudoword sentences"
     paper = ("Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
              "Jabberwocky Probing (NAACL), Figure 3")
+    treebank_sets_splits = True
     params = (
         Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
               "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),

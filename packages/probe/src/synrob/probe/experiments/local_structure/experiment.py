@@ -86,6 +86,7 @@ class LocalStructure(Experiment):
                "compression vs POS/tree-depth probes and LM log-likelihood (Spearman, scatter)")
     paper = ("Clouatre et al. 2022, Local Structure Matters Most: Perturbation Study in NLU "
              "(Findings of ACL), Figures 4-5, Appendix A")
+    treebank_sets_splits = True
     params = (
         Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
               "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),

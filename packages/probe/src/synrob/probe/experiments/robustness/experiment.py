@@ -88,6 +88,7 @@ class RobustnessExperiment(Experiment):
     summary = ("worst-case drop of probe metrics and representation shift under k syntax-"
                "preserving substitutions per sentence, per budget tau (La Malfa et al. Table 1)")
     paper = PAPER
+    treebank_sets_splits = True
     params = (
         Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
               "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),
