@@ -371,10 +371,7 @@ class CoCo(Perturber):
     def _propose_causal(self, jobs: list[_Job]) -> None:
         import torch
 
-        tok = self.lm.tokenizer
-        lefts = [j.left.rstrip(" ") for j in jobs]
-        enc = tok(lefts, add_special_tokens=False)["input_ids"]
-        seqs = [([self._start_id] if self._start_id is not None else []) + ids for ids in enc]
+        seqs = self._start_ids([j.left.rstrip(" ") for j in jobs])
         for part_seqs, part_jobs in self._token_chunks(seqs, jobs):
             ids, mask = self._pad(part_seqs)
             logits = self._forward(ids, mask, part_seqs)
@@ -385,44 +382,29 @@ class CoCo(Perturber):
 
     def _rescore_causal(self, jobs: list[_Job]) -> None:
         """Replace each candidate's proposal score by its sentence's total log-probability."""
-        import torch
-
-        tok = self.lm.tokenizer
         pairs = [(j, c) for j in jobs for c in range(len(j.candidates))]
         if not pairs:
             return
-        texts = [j.left + j.candidates[c] + j.right for j, c in pairs]
-        enc = tok(texts, add_special_tokens=False)["input_ids"]
-        start = [self._start_id] if self._start_id is not None else []
-        seqs = [start + ids for ids in enc]
+        seqs = self._start_ids([j.left + j.candidates[c] + j.right for j, c in pairs])
         for part_seqs, part_pairs in self._token_chunks(seqs, pairs):
             ids, mask = self._pad(part_seqs)
-            logits = self._forward(ids, mask, part_seqs)[:, :-1]
-            target = ids[:, 1:]
-            logp = logits.gather(-1, target.unsqueeze(-1)).squeeze(-1).float()
-            # row by row: a (len, vocab) slab stays in cache, ~3x faster than one call
-            norm = torch.stack([torch.logsumexp(row.float(), dim=-1) for row in logits])
-            logp = logp - norm
-            totals = (logp * mask[:, 1:]).sum(-1).tolist()
+            logits = self._forward(ids, mask, part_seqs)
+            totals = _next_token_logprobs(logits, ids, mask).tolist()
             for (job, c), total in zip(part_pairs, totals, strict=True):
                 job.scores[c] = total
-            del logits, logp
+            del logits
 
-    def _candidate_seqs(self, job: _Job) -> list[list[int]]:
-        """Token ids of each candidate sentence of ``job`` (start token first)."""
-        tok = self.lm.tokenizer
-        texts = [job.left + c + job.right for c in job.candidates]
+    def _start_ids(self, texts: list[str]) -> list[list[int]]:
+        """Token ids of each text, after the start token when the model has one."""
         start = [self._start_id] if self._start_id is not None else []
-        return [start + ids for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+        return [start + ids for ids in
+                self.lm.tokenizer(texts, add_special_tokens=False)["input_ids"]]
 
     def _propose_prefix(self, jobs: list[_Job]) -> None:
         """:meth:`_propose_causal` one job at a time, keeping each left context's pass (its
         log-probability and cache) for :meth:`_rescore_prefix`."""
-        tok = self.lm.tokenizer
-        lefts = [j.left.rstrip(" ") for j in jobs]
-        start = [self._start_id] if self._start_id is not None else []
-        for job, ids in zip(jobs, tok(lefts, add_special_tokens=False)["input_ids"], strict=True):
-            prefix = start + ids
+        prefixes = self._start_ids([j.left.rstrip(" ") for j in jobs])
+        for job, prefix in zip(jobs, prefixes, strict=True):
             if not prefix:  # no start token and nothing on the left: a plain pass
                 self._propose_causal([job])
                 continue
@@ -436,7 +418,7 @@ class CoCo(Perturber):
         for job in jobs:
             if not job.candidates:
                 continue
-            seqs = self._candidate_seqs(job)
+            seqs = self._start_ids([job.left + c + job.right for c in job.candidates])
             shared = _common_prefix(seqs)
             if shared < 1:
                 self._rescore_causal([job])
@@ -480,14 +462,9 @@ class CoCo(Perturber):
         kv.batch_repeat_interleave(rows)
         full = torch.cat([torch.ones((rows, shared), dtype=mask.dtype, device=mask.device),
                           mask], dim=1)  # (C, P + S)
-        logits = self._forward(ids, full, suffixes, past=kv).logits[:, :-1]  # (C, S-1, vocab)
+        logits = self._forward(ids, full, suffixes, past=kv).logits  # (C, S, vocab)
         first = last[ids[:, 0]]  # log p(first suffix token | prefix), (C,)
-        if logits.shape[1] == 0:
-            return first.tolist()
-        target = ids[:, 1:]
-        logp = logits.gather(-1, target.unsqueeze(-1)).squeeze(-1).float()
-        norm = torch.stack([torch.logsumexp(row.float(), dim=-1) for row in logits])
-        return (first + ((logp - norm) * mask[:, 1:]).sum(-1)).tolist()
+        return (first + _next_token_logprobs(logits, ids, mask)).tolist()
 
     def _filter_pos(self, jobs: list[_Job], ranked: list[list[str]], per_round: int = 4
                     ) -> list[str | None]:
@@ -542,9 +519,9 @@ class CoCo(Perturber):
 
     def _forward(self, ids: Any, mask: Any, seqs: list[list[int]], *, use_cache: bool = False,
                  past: Any = None) -> Any:
-        """Logits (batch, seq_len, vocab) of one padded batch (with ``use_cache`` or ``past``:
-        the model output, ``.logits`` and ``.past_key_values``); timed and counted in
-        ``stats``."""
+        """Logits (batch, seq_len, vocab) of one padded batch (with ``use_cache`` or ``past``, a
+        key/value cache to continue: the model output, with ``.logits`` and its cache, see
+        :func:`_cache_of`); timed and counted in ``stats``."""
         import torch
 
         start = time.perf_counter()
@@ -591,6 +568,20 @@ def _cache_of(out: Any) -> Any:
     """The key/value cache of a model output (``cache`` or, before, ``past_key_values``)."""
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values
+
+
+def _next_token_logprobs(logits: Any, ids: Any, mask: Any) -> Any:
+    """Per row, sum_t log p(ids[t+1] | ids[..t]) over the real (``mask``) tokens, from
+    ``logits`` (rows, len, vocab) of ``ids`` (rows, len); (rows,) float32."""
+    import torch
+
+    if ids.shape[1] < 2:
+        return torch.zeros(ids.shape[0], device=logits.device)
+    logits = logits[:, :-1]
+    logp = logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).float()
+    # row by row: a (len, vocab) slab stays in cache, ~3x faster than one call
+    norm = torch.stack([torch.logsumexp(row.float(), dim=-1) for row in logits])
+    return ((logp - norm) * mask[:, 1:]).sum(-1)
 
 
 def _common_prefix(seqs: Sequence[Sequence[int]]) -> int:
