@@ -22,7 +22,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-from .errors import ParameterError
+from .errors import DeviceError, ParameterError
 
 __all__ = ["DTYPES", "DTYPE_HELP", "BF16_CHECKED", "BF16_TOLERANCE", "check_dtype",
            "native_bf16", "resolve_dtype", "resolve_dtype_for"]
@@ -91,17 +91,16 @@ def resolve_dtype_for(spec: str, device_spec: str, model: str | None = None) -> 
     """:func:`resolve_dtype` for a device *spec* (``auto``, ``cuda:1``...): a device that is
     not there computes nothing natively, so it resolves to float32 here and fails, as it must,
     where it is used (:func:`synrob.perturb.device.resolve_device`)."""
-    from .errors import DeviceError
-
-    if check_dtype(spec) != "auto":
-        return check_dtype(spec)
+    low = check_dtype(spec)
+    if low != "auto":
+        return low
     from .device import resolve_device
 
     try:
         device = resolve_device(device_spec)
     except DeviceError:
         return "float32"
-    return resolve_dtype(spec, device, model)
+    return resolve_dtype(low, device, model)
 
 
 def resolve_dtype(spec: str, device: str, model: str | None = None) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "check_code",
     "language_of_name",
     "language_of_comments",
+    "language_of_lines",
     "infer_language",
     "language_of_spec",
     "supports",
@@ -87,24 +88,30 @@ def language_of_comments(metadata: dict[str, object]) -> str | None:
     return None
 
 
-def _first_metadata(path: Path) -> dict[str, object]:
-    """The comments of the first sentence of a CoNLL-U file ({} when unreadable or empty)."""
-    out: dict[str, object] = {}
+def language_of_lines(lines: Iterable[str]) -> str | None:
+    """The ``# synrob.lang`` among the leading ``# key = value`` comments of a CoNLL-U sentence
+    (``lines``: its lines, or a file's, read up to the first word line)."""
+    comments: dict[str, object] = {}
+    for line in lines:
+        if not line.strip():
+            if comments:
+                break
+            continue
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].partition("=")
+        if sep:
+            comments[key.strip()] = value.strip()
+    return language_of_comments(comments)
+
+
+def _language_of_file(path: Path) -> str | None:
+    """:func:`language_of_lines` of a file's first sentence (None when it is unreadable)."""
     try:
         with path.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if not line.strip():
-                    if out:
-                        break
-                    continue
-                if not line.startswith("#"):
-                    break
-                key, sep, value = line[1:].partition("=")
-                if sep:
-                    out[key.strip()] = value.strip()
+            return language_of_lines(fh)
     except OSError:
-        return {}
-    return out
+        return None
 
 
 def infer_language(paths: Iterable[str | Path], given: str | None = None) -> Language:
@@ -123,7 +130,7 @@ def infer_language(paths: Iterable[str | Path], given: str | None = None) -> Lan
         code = language_of_name(path)
         lang = Language(code, f"from the file name {path.name}") if code else None
         if lang is None and path.is_file():
-            code = language_of_comments(_first_metadata(path))
+            code = _language_of_file(path)
             lang = Language(code, f"from '# {LANG_COMMENT}' in {path.name}") if code else None
         if lang is not None:
             found.setdefault(lang.code, lang)

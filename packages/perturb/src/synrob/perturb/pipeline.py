@@ -7,8 +7,9 @@ variant ``v`` get the random generator ``sentence_rng(seed, i, v)``, so the outp
 depend on the batch size or on the number of worker processes.
 
 Each output is a :class:`PerturbRecord`: the perturbed sentence carrying ``# synrob.*``
-comments (``synrob.lang`` is the perturber's language) and a new ``sent_id`` (``<source>.synrob-<kind>-v<variant>``), its text, the ids of the
-original words that changed, and chrF-2 / normalised Levenshtein against the original text.
+comments (``synrob.lang`` is the perturber's language) and a new ``sent_id``
+(``<source>.synrob-<kind>-v<variant>``), its text, the ids of the original words that changed,
+and chrF-2 / normalised Levenshtein against the original text.
 :func:`perturb_records` yields records; :func:`perturb_formatted` yields them already written
 as CoNLL-U, text lines or JSON lines (what the worker processes send back). Outputs come in
 input order, variants ``0..K-1`` of a sentence together. Memory stays bounded: at most

@@ -90,7 +90,7 @@ def _input_language(paths: list[tuple[Path, str]], lang: str | None
     when stdin is read for its comment, stdin's blocks (the first one peeked, not lost)."""
     import itertools
 
-    from synrob.perturb.language import Language, infer_language, language_of_comments
+    from synrob.perturb.language import Language, infer_language, language_of_lines
     from synrob.perturb.pipeline import read_blocks
 
     found = infer_language([p for p, _ in paths], lang)
@@ -100,9 +100,7 @@ def _input_language(paths: list[tuple[Path, str]], lang: str | None
         first = next(blocks, None)
         if first is None:
             return found, iter(())
-        comments = {k.strip(): v.strip() for _, line in first.lines if line.startswith("#")
-                    for k, sep, v in [line[1:].partition("=")] if sep}
-        code = language_of_comments(comments)
+        code = language_of_lines(line for _, line in first.lines)
         if code:
             found = Language(code, "from '# synrob.lang' on stdin")
         return found, itertools.chain([first], blocks)
