@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from synrob.perturb.language import Language
 from synrob.perturb.params import Param, parse_params
 
-__all__ = ["Context", "Experiment", "RunSpec", "Row", "split_list"]
+__all__ = ["Context", "Experiment", "RunSpec", "Row", "TREEBANK_SPLITS", "split_list"]
 
 #: One result: flat, JSON-able; ``metric`` and ``value`` plus the run's coordinates.
 Row = dict[str, Any]
@@ -92,6 +92,13 @@ class Context:
         return Context(self.outdir, self.device, self.seed, None, lang=self.lang)
 
 
+#: The ``treebank`` parameter of the built-in studies: ``ud:NAME`` or a directory of
+#: ``NAME-ud-{train,dev,test}.conllu`` files sets ``train``, ``dev`` and ``test`` at once.
+TREEBANK_SPLITS = Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. "
+                        "ud:tr_boun) or a directory of NAME-ud-{train,dev,test}.conllu files; "
+                        "any UD language")
+
+
 class Experiment:
     """Base class of experiments (see the module docstring for the protocol)."""
 
@@ -104,21 +111,24 @@ class Experiment:
     presets: ClassVar[dict[str, dict[str, Any]]] = {}
     #: The parameter naming the treebank(s) whose language is the experiment's.
     language_param: ClassVar[str] = "test"
-    #: Whether a ``treebank`` parameter (``ud:NAME`` or a directory) sets ``train``, ``dev``
-    #: and ``test`` (the built-in studies); an experiment's own ``treebank`` keeps its meaning.
-    treebank_sets_splits: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         given = {k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                  for k, v in options.items()}
         self.options: dict[str, Any] = parse_params(self.params, given, f"experiment {self.name}")
-        if self.treebank_sets_splits and self.options.get("treebank"):
+        if self._has_split_shortcut() and self.options.get("treebank"):
             self._set_splits(given)
         if int(self.options.get("bootstrap", 0)) < 0:
             from synrob.perturb.errors import ParameterError
 
             raise ParameterError(f"experiment {self.name}: bootstrap must be 0 (no intervals) or "
                                  f"more, not {self.options['bootstrap']}")
+
+    @classmethod
+    def _has_split_shortcut(cls) -> bool:
+        """Whether the experiment declares :data:`TREEBANK_SPLITS` (its own ``treebank``
+        parameter, if any, keeps its own meaning)."""
+        return TREEBANK_SPLITS in cls.params
 
     def _set_splits(self, given: Mapping[str, Any]) -> None:
         """``treebank`` (``ud:NAME`` or a directory) sets ``train``, ``dev`` and ``test``."""
@@ -140,7 +150,8 @@ class Experiment:
             known = ", ".join(["default", *cls.presets])
             raise ParameterError(f"experiment {cls.name}: unknown preset {preset!r}; known: {known}")
         chosen = dict(cls.presets.get(preset, {}))
-        if cls.treebank_sets_splits and overrides.get("treebank"):  # the given treebank replaces the preset's splits
+        if cls._has_split_shortcut() and overrides.get("treebank"):
+            # the given treebank replaces the preset's splits
             chosen = {k: v for k, v in chosen.items() if k not in ("train", "dev", "test")}
         return cls(**{**chosen, **overrides})
 

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.params import Param
 
-from ..base import Context, Experiment, Row, RunSpec
+from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 
 __all__ = ["JabberwockyExperiment", "PROBE_TASKS", "BASELINE_NAMES"]
 
@@ -56,10 +56,8 @@ class JabberwockyExperiment(Experiment):
     summary = "Jabberwocky probing: syntactic probes on clean vs pseudoword sentences"
     paper = ("Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
              "Jabberwocky Probing (NAACL), Figure 3")
-    treebank_sets_splits = True
     params = (
-        Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
-              "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),
+        TREEBANK_SPLITS,
         Param("train", str, "ud:en_ewt:train", "training treebank"),
         Param("dev", str, "ud:en_ewt:dev", "dev treebank (early stopping, layer choice)"),
         Param("test", str, "ud:en_ewt:test", "test treebank (clean; perturbed per draw)"),

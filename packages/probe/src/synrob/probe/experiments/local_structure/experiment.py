@@ -37,7 +37,7 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from ..base import Context, Experiment, Row, RunSpec
+from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 from .data import PerturbedSet, SetFiles, build_set, grid
 
 __all__ = ["LocalStructure", "parse_models", "probe_rows", "structure_rows", "lm_rows"]
@@ -86,10 +86,8 @@ class LocalStructure(Experiment):
                "compression vs POS/tree-depth probes and LM log-likelihood (Spearman, scatter)")
     paper = ("Clouatre et al. 2022, Local Structure Matters Most: Perturbation Study in NLU "
              "(Findings of ACL), Figures 4-5, Appendix A")
-    treebank_sets_splits = True
     params = (
-        Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
-              "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),
+        TREEBANK_SPLITS,
         Param("train", str, "ud:en_ewt:train", "clean training file of the probes"),
         Param("dev", str, "ud:en_ewt:dev", "clean dev file (probe early stopping)"),
         Param("test", str, "ud:en_ewt:test", "file that is perturbed"),

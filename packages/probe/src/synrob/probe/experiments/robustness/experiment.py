@@ -30,7 +30,7 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from ..base import Context, Experiment, Row, RunSpec
+from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 from ..stats import finite_mean
 
 __all__ = ["RobustnessExperiment", "parse_limits", "parse_perturber_params"]
@@ -88,10 +88,8 @@ class RobustnessExperiment(Experiment):
     summary = ("worst-case drop of probe metrics and representation shift under k syntax-"
                "preserving substitutions per sentence, per budget tau (La Malfa et al. Table 1)")
     paper = PAPER
-    treebank_sets_splits = True
     params = (
-        Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. ud:tr_boun) or a "
-              "directory of NAME-ud-{train,dev,test}.conllu files; any UD language"),
+        TREEBANK_SPLITS,
         Param("train", str, "ud:en_ewt:train", "training treebank (probe fitting)"),
         Param("dev", str, "ud:en_ewt:dev", "dev treebank (early stopping)"),
         Param("test", str, "ud:en_ewt:test", "test treebank (perturbed)"),
