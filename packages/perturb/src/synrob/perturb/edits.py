@@ -14,6 +14,7 @@ so a one-off irregular edit is never applied to a pseudo-lemma.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,8 +46,10 @@ class EditRule:
         return f"{self.lemma_prefix}~{self.lemma_suffix} -> {self.form_prefix}~{self.form_suffix}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def edit_rule(lemma: str, form: str) -> EditRule | None:
-    """The rule that turns ``lemma`` into ``form`` (lower-cased), None when they share nothing."""
+    """The rule that turns ``lemma`` into ``form`` (lower-cased), None when they share nothing.
+    Memoised: the rule book and the perturber ask for the same words' rules."""
     low_l, low_f = lemma.lower(), form.lower()
     m = SequenceMatcher(None, low_l, low_f, autojunk=False).find_longest_match(
         0, len(low_l), 0, len(low_f))

@@ -34,13 +34,20 @@ from .data import cache_dir, resolve_input
 from .edits import EditRule, RuleBook
 
 __all__ = ["GENERIC_VERSION", "CONTENT_UPOS", "TreebankLexicon", "RealWords", "load_pools",
-           "ShapeIndex", "shape_fits"]
+           "ShapeIndex", "shape_fits", "content_word"]
 
 #: Bump when the model, the filter or the pool drawing changes: it keys the on-disk cache.
 GENERIC_VERSION = "1"
 CONTENT_UPOS = ("NOUN", "VERB", "ADJ", "ADV")
 #: UD codes whose wordfreq list has another name.
 _WORDFREQ_CODE = {"no": "nb"}
+
+
+def content_word(upos: str, lemma: str, form: str) -> bool:
+    """Whether a word is one the generic generator learns from and replaces: a NOUN, VERB, ADJ
+    or ADV with a lemma, lemma and form alphabetic."""
+    return (upos in CONTENT_UPOS and bool(lemma) and lemma != "_" and lemma.isalpha()
+            and form.isalpha())
 
 
 def _word_lines(path: Path) -> Iterable[list[str]]:
@@ -80,7 +87,7 @@ class TreebankLexicon:
         self.vocabulary.add(low_f)
         if lemma != "_":
             self.vocabulary.add(low_l)
-        if upos in CONTENT_UPOS and lemma != "_" and low_l.isalpha() and low_f.isalpha():
+        if content_word(upos, low_l, low_f):
             self.lemmas[upos].add(low_l)
             self.words.append((upos, feats, low_l, low_f))
 

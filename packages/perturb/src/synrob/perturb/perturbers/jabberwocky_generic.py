@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from ..base import Perturbation
 from ..corpus import Sentence, Word
 from ..edits import EditRule, RuleBook, edit_rule
-from ..generic_pseudowords import CONTENT_UPOS, RealWords, ShapeIndex, TreebankLexicon, load_pools
+from ..generic_pseudowords import (
+    CONTENT_UPOS,
+    RealWords,
+    ShapeIndex,
+    TreebankLexicon,
+    content_word,
+    load_pools,
+)
 from ..morphology import match_case
 
 __all__ = ["GenericJabberwocky", "NO_RULE", "NO_FIT"]
@@ -60,9 +67,7 @@ class GenericJabberwocky:
     # ------------------------------------------------------------------ selection
     def target(self, word: Word) -> _Target | None:
         """The word with its attested rule, or None when it is not replaced."""
-        if word.upos not in CONTENT_UPOS or not word.lemma or word.lemma == "_":
-            return None
-        if not (word.lemma.isalpha() and word.form.isalpha()):
+        if not content_word(word.upos, word.lemma, word.form):
             return None
         rule = edit_rule(word.lemma, word.form)
         if rule is None or not self.rules.attested(word.upos, word.feats, rule):
