@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import spearmanr
 from synrob.probe import metrics
 
@@ -23,6 +25,77 @@ def test_mst_edges_picks_the_cheapest_tree_and_handles_zero_distances():
     assert metrics.mst_edges(z) == {(0, 1), (1, 2)}
     # restricted to words 0 and 2, indices stay those of the sentence
     assert metrics.mst_edges(d, np.array([True, False, True])) == {(0, 2)}
+
+
+def _scipy_mst(dist: np.ndarray, keep: np.ndarray | None = None) -> set[tuple[int, int]]:
+    """The reference: scipy's Kruskal on the upper triangle shifted by 1 (0 is "no edge")."""
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
+    idx = np.arange(dist.shape[0]) if keep is None else np.flatnonzero(keep)
+    if idx.size < 2:
+        return set()
+    sub = np.maximum(np.asarray(dist, dtype=np.float64)[np.ix_(idx, idx)], 0.0)
+    tree = minimum_spanning_tree(np.triu(sub + 1.0, k=1)).tocoo()
+    return {(int(min(idx[a], idx[b])), int(max(idx[a], idx[b])))
+            for a, b in zip(tree.row, tree.col, strict=True)}
+
+
+def _tie_heavy_matrices(seed: int, count: int):
+    """Random float, small-integer (many ties), gold tree and negative distance matrices."""
+    from synrob.perturb.tree import distances
+
+    rng = np.random.default_rng(seed)
+    for trial in range(count):
+        n = int(rng.integers(1, 45))
+        kind = trial % 4
+        if kind == 0:
+            d = rng.random((n, n))
+            d = d + d.T
+        elif kind == 1:
+            d = rng.integers(0, 4, (n, n)).astype(float)
+            d = np.minimum(d, d.T)
+        else:
+            heads = [0] + [int(rng.integers(1, i + 1)) for i in range(1, n)]
+            d = np.asarray(distances(heads), dtype=float) - (0.5 if kind == 3 else 0.0)
+        np.fill_diagonal(d, 0.0)
+        keep = rng.random(n) < 0.75 if trial % 2 else None
+        yield d, keep
+
+
+def test_mst_edges_is_scipys_tree_including_its_tie_breaking():
+    # ties (integer distances, a gold tree with words left out) are where MST algorithms differ
+    checked = 0
+    for d, keep in _tie_heavy_matrices(seed=0, count=4000):
+        assert metrics.mst_edges(d, keep) == _scipy_mst(d, keep)
+        checked += 1
+    assert checked == 4000
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 25).flatmap(lambda n: st.lists(
+    st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, 3.0, -1.0]), min_size=n * n, max_size=n * n)))
+def test_mst_edges_matches_scipy_on_any_small_matrix(values):
+    n = int(round(len(values) ** 0.5))
+    d = np.asarray(values, dtype=float).reshape(n, n)
+    d = np.minimum(d, d.T)
+    assert metrics.mst_edges(d) == _scipy_mst(d)
+
+
+def test_mst_edges_treats_nan_as_no_edge_like_scipy():
+    d = np.array([[0, np.nan, 2], [np.nan, 0, 1], [2, 1, 0]], dtype=float)
+    assert metrics.mst_edges(d) == _scipy_mst(d) == {(0, 2), (1, 2)}
+
+
+def test_rank_rows_are_scipys_average_ranks_with_ties_and_nan():
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(1)
+    for trial in range(500):
+        m, n = int(rng.integers(1, 6)), int(rng.integers(1, 40))
+        a = rng.integers(0, 5, (m, n)).astype(float) if trial % 2 else rng.random((m, n))
+        if trial % 7 == 0:
+            a[0, int(rng.integers(0, n))] = np.nan
+        np.testing.assert_array_equal(metrics.rank_rows(a), rankdata(a, axis=1))
 
 
 def test_uuas_is_corpus_level_correct_over_gold_edges():

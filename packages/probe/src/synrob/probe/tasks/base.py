@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,6 +42,7 @@ class GoldCorpus:
     upos: list[list[str]] = field(default_factory=list)
     xpos: list[list[str]] = field(default_factory=list)
     heads: list[np.ndarray] = field(default_factory=list)  # (n,) int64, 1-based, 0 = root
+    _distances: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.heads)
@@ -55,10 +57,17 @@ class GoldCorpus:
         return np.array([u == "PUNCT" for u in self.upos[i]], dtype=bool)
 
     def distances(self, i: int) -> np.ndarray:
-        """Gold undirected tree distances of sentence ``i``. Shape: (n, n) float32."""
-        from synrob.perturb.tree import distances
+        """Gold undirected tree distances of sentence ``i``. Shape: (n, n) float32, read-only.
 
-        return np.asarray(distances(self.heads[i].tolist()), dtype=np.float32)
+        Computed once per sentence and kept (every test set is scored by several runs)."""
+        cached = self._distances.get(i)
+        if cached is None:
+            from synrob.perturb.tree import distances
+
+            cached = np.asarray(distances(self.heads[i].tolist()), dtype=np.float32)
+            cached.flags.writeable = False
+            self._distances[i] = cached
+        return cached
 
     def depths(self, i: int) -> np.ndarray:
         """Gold depths of sentence ``i`` (root 0). Shape: (n,) float32."""
@@ -82,9 +91,21 @@ class GoldCorpus:
 
 
 def load_gold(path: str | os.PathLike[str], limit: int | None = None) -> GoldCorpus:
-    """Read the gold syntax of a CoNLL-U file (at most ``limit`` sentences)."""
-    gold = GoldCorpus(str(path))
-    for k, s in enumerate(read_conllu(path)):
+    """The gold syntax of a CoNLL-U file (at most ``limit`` sentences).
+
+    Kept per process for the same file, size, modification time and ``limit`` (an experiment
+    scores every test set in many runs; a rewritten file is read again). Treat it as read-only.
+    """
+    st = os.stat(path)
+    return _load_gold(os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, limit,
+                      str(path))
+
+
+@lru_cache(maxsize=16)
+def _load_gold(real: str, size: int, mtime_ns: int, inode: int, limit: int | None,
+               shown: str) -> GoldCorpus:
+    gold = GoldCorpus(shown)
+    for k, s in enumerate(read_conllu(shown)):
         if limit is not None and k >= limit:
             break
         words = s.words()

@@ -102,7 +102,7 @@ class RobustnessExperiment(Experiment):
         Param("budgets", str, "1,5,10", "comma-separated substitution budgets tau"),
         Param("variants", int, 5, "perturbations drawn per sentence (k)"),
         Param("test_limit", int, 0, "first N test sentences perturbed and scored (0 = all)"),
-        Param("limits", str, "coco=6", "per-perturbation override of test_limit (PERT=N, "
+        Param("limits", str, "coco=300", "per-perturbation override of test_limit (PERT=N, "
               "comma-separated; coCO runs a causal LM: slow on CPU)"),
         Param("budget_caps", str, "coco=1", "per-perturbation largest budget (PERT=TAU, "
               "comma-separated; budgets above it are skipped for that perturbation)"),
