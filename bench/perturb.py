@@ -17,6 +17,11 @@ Prints ``name: value`` lines:
   and output replaces it, and for coPOS when ``# synrob.changed`` lists it) with
   ``copos_vs_nlpaug_per_word`` and ``copos_vs_nlpaug_one_word_per_word`` (nlpaug time per word
   over coPOS's; target >= 1 for both);
+* the matched per-word comparison with nlpaug's defaults, which substitute about 30 % of each
+  sentence's words: coPOS at the smallest budget that substitutes at least as many words per
+  sentence (``copos_matched_budget``, ``copos_matched_words_per_sentence`` beside
+  ``nlpaug_synonym_words_per_sentence``), ``copos_matched_ms_per_substituted_word`` and
+  ``copos_vs_nlpaug_per_word_matched`` (nlpaug's defaults' time per word over coPOS's);
 * ``coco_sents_per_s`` with the default prefix-shared rescoring and
   ``coco_full_rescoring_sents_per_s`` with ``rescoring=full`` on the same first
   ``--coco-sentences`` sentences and the same loaded model, ``coco_prefix_speedup`` (their
@@ -53,6 +58,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_EWT = ROOT.parent / "shared" / "data" / "ud" / "en_ewt"
@@ -77,7 +83,7 @@ def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2,
     --workers N``), checking that the output is byte-identical.
     """
     from synrob.perturb.errors import SynrobError
-    from synrob.perturb.pipeline import PipelineStats, perturb_formatted, read_blocks
+    from synrob.perturb.pipeline import perturb_formatted, read_blocks
     from synrob.perturb.plugins import get_registry
 
     registry = get_registry()
@@ -92,20 +98,14 @@ def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2,
             perturber.ensure_setup()
             emit(f"{kind}_setup_s", time.perf_counter() - start)
             fmt = "conllu" if perturber.writes_conllu else "text"
-            stats = PipelineStats()
-            sink = io.StringIO()
-            start = time.perf_counter()
-            for chunk in perturb_formatted(perturber, read_blocks(io.StringIO(dev_text)), fmt,
-                                           seed=0, stats=stats):
-                sink.write(chunk)
-            elapsed = time.perf_counter() - start
+            elapsed, output, stats = run_perturber(perturber, dev_text)
         except SynrobError as exc:
             skip(f"{kind}_sents_per_s", str(exc))
             continue
         assert stats.sentences == n_sents
         rates[kind] = n_sents / elapsed
         emit(f"{kind}_sents_per_s", rates[kind])
-        words = changed_words(sink.getvalue())
+        words = changed_words(output)
         rates[f"{kind}_s_per_word"] = elapsed / max(words, 1)
         emit(f"{kind}_ms_per_substituted_word", 1000 * rates[f"{kind}_s_per_word"])
         emit(f"{kind}_changed_share", stats.changed_records / max(stats.records, 1))
@@ -114,8 +114,22 @@ def bench_kinds(dev_text: str, n_sents: int, train: Path, workers: int = 2,
             parallel = "".join(perturb_formatted(perturber, read_blocks(io.StringIO(dev_text)),
                                                  fmt, seed=0, workers=workers))
             emit(f"{kind}_sents_per_s_{workers}workers", n_sents / (time.perf_counter() - start))
-            assert parallel == sink.getvalue(), f"{kind}: workers changed the output"
+            assert parallel == output, f"{kind}: workers changed the output"
     return rates
+
+
+def run_perturber(perturber: Any, dev_text: str) -> tuple[float, str, Any]:
+    """(seconds, output, PipelineStats) of one seeded pass over ``dev_text`` in one process."""
+    from synrob.perturb.pipeline import PipelineStats, perturb_formatted, read_blocks
+
+    fmt = "conllu" if perturber.writes_conllu else "text"
+    stats = PipelineStats()
+    sink = io.StringIO()
+    start = time.perf_counter()
+    for chunk in perturb_formatted(perturber, read_blocks(io.StringIO(dev_text)), fmt, seed=0,
+                                   stats=stats):
+        sink.write(chunk)
+    return time.perf_counter() - start, sink.getvalue(), stats
 
 
 def changed_words(conllu: str) -> int:
@@ -188,6 +202,7 @@ def bench_nlpaug(texts: list[str], train: Path) -> dict[str, float]:
                                            aug.tokenizer(o[0] if isinstance(o, list) else o))
                         for t, o in zip(texts, outs, strict=True))
             rates[f"{name}_s_per_word"] = elapsed / max(words, 1)
+            rates[f"{name}_words_per_sentence"] = words / len(texts)
             label = name.replace("synonym_wordnet", "synonym")
             emit(f"nlpaug_{label}_ms_per_substituted_word", 1000 * rates[f"{name}_s_per_word"])
     return rates
@@ -271,6 +286,29 @@ def compare_nlpaug(rates: dict[str, float], peers: dict[str, float]) -> None:
          peers["synonym_one_word_s_per_word"] / rates["copos_s_per_word"])
 
 
+def compare_nlpaug_matched(dev_text: str, n_sents: int, peers: dict[str, float]) -> None:
+    """coPOS at the smallest budget that substitutes at least as many words per sentence as
+    nlpaug's defaults (about 30 % of the words), against those defaults, per substituted word."""
+    if "synonym_wordnet_words_per_sentence" not in peers:
+        return
+    from synrob.perturb.plugins import get_registry
+
+    target = peers["synonym_wordnet_words_per_sentence"]
+    emit("nlpaug_synonym_words_per_sentence", target)
+    for budget in range(2, 11):
+        perturber = get_registry().get("perturber", "copos")(budget=budget)
+        perturber.ensure_setup()
+        elapsed, output, _ = run_perturber(perturber, dev_text)
+        per_sentence = changed_words(output) / n_sents
+        if per_sentence >= target or budget == 10:
+            break
+    emit("copos_matched_budget", str(budget))
+    emit("copos_matched_words_per_sentence", per_sentence)
+    s_per_word = elapsed / max(changed_words(output), 1)
+    emit("copos_matched_ms_per_substituted_word", 1000 * s_per_word)
+    emit("copos_vs_nlpaug_per_word_matched", peers["synonym_wordnet_s_per_word"] / s_per_word)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ewt", type=Path, default=DEFAULT_EWT, help="EWT directory")
@@ -294,7 +332,9 @@ def main() -> None:
     kinds = [k for k in args.kinds.split(",") if k]
     rates = bench_kinds(dev_text, len(texts), train, args.workers, kinds)
     if not args.skip_nlpaug:
-        compare_nlpaug(rates, bench_nlpaug(texts, train))
+        peers = bench_nlpaug(texts, train)
+        compare_nlpaug(rates, peers)
+        compare_nlpaug_matched(dev_text, len(texts), peers)
     if args.coco_sentences > 0:
         bench_coco(dev_text, args.coco_sentences)
     if not args.skip_rss:
