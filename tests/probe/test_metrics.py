@@ -71,6 +71,18 @@ def test_mst_edges_is_scipys_tree_including_its_tie_breaking():
     assert checked == 4000
 
 
+def test_mst_pairs_are_scipys_tree_in_scipys_order():
+    # the perceptron probe sums its tree's scores in this order: the same order keeps its
+    # training bit-identical to the scipy version
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
+    for d, _ in _tie_heavy_matrices(seed=2, count=1500):
+        w = d - d.min() + 1.0 if d.size else d
+        tree = minimum_spanning_tree(np.triu(w, k=1)).tocoo()
+        rows, cols = metrics.mst_pairs(w)
+        assert rows == tree.row.tolist() and cols == tree.col.tolist()
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(2, 25).flatmap(lambda n: st.lists(
     st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, 3.0, -1.0]), min_size=n * n, max_size=n * n)))

@@ -26,6 +26,7 @@ __all__ = [
     "spearman",
     "row_spearman",
     "rank_rows",
+    "mst_pairs",
 ]
 
 Edge = tuple[int, int]
@@ -36,23 +37,42 @@ def mst_edges(dist: np.ndarray, keep: np.ndarray | None = None) -> set[Edge]:
 
     ``keep`` (n,) bool restricts the tree to those words (indices stay those of the full
     sentence). Negative distances are clipped to 0; NaN distances are no edge (a forest may
-    result). Kruskal's algorithm over the upper triangle: edges in a stable sort of their
-    weights, so ties go to the pair ``(i, j)`` first in row-major order - the same tree as
-    :func:`scipy.sparse.csgraph.minimum_spanning_tree` (``tests/probe/test_metrics.py`` checks
-    this on tie-heavy inputs), about 10x faster on sentence-sized matrices.
+    result). Ties as in :func:`mst_pairs`.
     """
     idx = np.arange(dist.shape[0]) if keep is None else np.flatnonzero(keep)
-    m = idx.size
-    if m < 2:
-        return set()
     sub = np.asarray(dist, dtype=np.float64)
     if keep is not None:
         sub = sub[np.ix_(idx, idx)]
+    # + 1 as the scipy call had it (0 is "no edge" there): values closer than the float
+    # resolution at 1 + d stay tied, exactly as before
+    ids = idx.tolist()
+    return {(ids[a], ids[b]) for a, b in _mst_upper(np.maximum(sub, 0.0) + 1.0)}
+
+
+def mst_pairs(weights: np.ndarray) -> tuple[list[int], list[int]]:
+    """Rows and columns (``row < col``, row-major order) of the minimum spanning tree of the
+    upper triangle of ``weights`` (n, n), all > 0 (NaN: no edge).
+
+    Kruskal's algorithm with the edges in a stable sort of their weights, so a tie goes to the
+    pair first in row-major order: the tree, and the order, of
+    ``scipy.sparse.csgraph.minimum_spanning_tree(np.triu(weights, 1)).tocoo()`` (checked on
+    tie-heavy inputs in ``tests/probe/test_metrics.py``), without scipy's per-call sparse
+    validation (about 10x faster on sentence-sized matrices).
+    """
+    edges = sorted(_mst_upper(weights))
+    return [a for a, _ in edges], [b for _, b in edges]
+
+
+def _mst_upper(weights: np.ndarray) -> set[Edge]:
+    """Kruskal over the strict upper triangle of ``weights`` (m, m), stable order, NaN skipped."""
+    m = weights.shape[0]
+    if m < 2:
+        return set()
     iu, ju = _upper_pairs(m)
-    weights = np.maximum(sub[iu, ju], 0.0)
-    order = np.argsort(weights, kind="stable")
-    order = order[~np.isnan(weights[order])]
-    return _kruskal(iu[order].tolist(), ju[order].tolist(), idx.tolist())
+    w = weights[iu, ju]
+    order = np.argsort(w, kind="stable")
+    order = order[~np.isnan(w[order])]
+    return _kruskal(iu[order].tolist(), ju[order].tolist(), m)
 
 
 @lru_cache(maxsize=512)
@@ -61,9 +81,9 @@ def _upper_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(m, k=1)
 
 
-def _kruskal(rows: list[int], cols: list[int], ids: list[int]) -> set[Edge]:
-    """Edges ``(ids[a], ids[b])`` kept by Kruskal from candidate pairs in increasing order."""
-    parent = list(range(len(ids)))
+def _kruskal(rows: list[int], cols: list[int], m: int) -> set[Edge]:
+    """Edges ``(a, b)`` kept by Kruskal from candidate pairs of ``m`` nodes in increasing order."""
+    parent = list(range(m))
 
     def root(x: int) -> int:
         while parent[x] != x:
@@ -72,12 +92,12 @@ def _kruskal(rows: list[int], cols: list[int], ids: list[int]) -> set[Edge]:
         return x
 
     edges: set[Edge] = set()
-    need = len(ids) - 1
+    need = m - 1
     for a, b in zip(rows, cols, strict=True):
         ra, rb = root(a), root(b)
         if ra != rb:
             parent[rb] = ra
-            edges.add((ids[a], ids[b]))
+            edges.add((a, b))
             need -= 1
             if not need:
                 break

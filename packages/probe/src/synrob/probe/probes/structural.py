@@ -105,7 +105,8 @@ class PerceptronProbe(StructuralProbe):
 
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         import torch
-        from scipy.sparse.csgraph import minimum_spanning_tree
+
+        from ..metrics import mst_pairs
 
         assert batch.y is not None
         d = pairwise_sq_distances(module(x))
@@ -118,10 +119,9 @@ class PerceptronProbe(StructuralProbe):
             gold = batch.y[r, :n, :n] == 1  # gold tree edges: distance exactly 1
             gold_np = gold.cpu().numpy()
             aug = dn[r, :n, :n] - margin * (~gold_np)
-            shifted = np.triu(aug - aug.min() + 1.0, k=1)
-            tree = minimum_spanning_tree(shifted).tocoo()
-            rows = torch.as_tensor(tree.row, dtype=torch.long, device=d.device)
-            cols = torch.as_tensor(tree.col, dtype=torch.long, device=d.device)
+            tree_rows, tree_cols = mst_pairs(aug - aug.min() + 1.0)
+            rows = torch.as_tensor(tree_rows, dtype=torch.long, device=d.device)
+            cols = torch.as_tensor(tree_cols, dtype=torch.long, device=d.device)
             mst_score = (d[r, rows, cols] - margin * (~gold[rows, cols]).to(d.dtype)).sum()
             gold_score = torch.triu(d[r, :n, :n] * gold.to(d.dtype), diagonal=1).sum()
             losses.append(torch.relu(gold_score - mst_score) / n)
