@@ -37,6 +37,32 @@ def test_gold_corpus_matches_the_sentences(ewt_dev, dev):
     assert dev.lengths.tolist() == [len(s) for s in sents]
 
 
+def test_gold_is_read_once_per_file_state_and_again_when_the_file_changes(ewt_dev, tmp_path):
+    import os
+    import shutil
+
+    path = tmp_path / "gold.conllu"
+    shutil.copyfile(ewt_dev, path)
+    first = load_gold(path, limit=5)
+    assert load_gold(path, limit=5) is first  # same file state: the kept corpus
+    assert load_gold(path, limit=6) is not first and len(load_gold(path, limit=6)) == 6
+    # rewrite the file (fewer sentences, later mtime): read again, never the stale corpus
+    blocks = path.read_text(encoding="utf-8").split("\n\n")
+    path.write_text("\n\n".join(blocks[1:4]) + "\n\n", encoding="utf-8")
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    again = load_gold(path, limit=5)
+    assert again is not first and len(again) == 3
+    assert again.sent_ids[0] == first.sent_ids[1]
+
+
+def test_gold_distances_are_kept_and_read_only(dev):
+    d = dev.distances(3)
+    assert dev.distances(3) is d
+    with pytest.raises(ValueError):
+        d[0, 0] = 5.0
+
+
 def test_structural_targets_and_perfect_scores(dev):
     dist = DistanceTask()
     targets = dist.targets(dev)
