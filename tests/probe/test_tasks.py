@@ -56,6 +56,13 @@ def test_gold_is_read_once_per_file_state_and_again_when_the_file_changes(ewt_de
     assert again.sent_ids[0] == first.sent_ids[1]
 
 
+def test_a_missing_gold_file_is_the_readers_one_line_error(tmp_path):
+    from synrob.perturb.errors import ConlluError
+
+    with pytest.raises(ConlluError, match="no such file"):
+        load_gold(tmp_path / "missing.conllu")
+
+
 def test_gold_distances_are_kept_and_read_only(dev):
     d = dev.distances(3)
     assert dev.distances(3) is d

@@ -116,10 +116,11 @@ def word_content_task(sources: Sequence[SourceSentence], rng: random.Random, *,
     Candidates are lowercased alphabetic word forms (English: ``[a-z]+``; another language:
     any letters) whose general frequency in language ``lang`` (``wordfreq`` Zipf value; a
     language ``wordfreq`` lacks is a :class:`SentEvalError`) lies in ``zipf_band`` and that
-    occur in at least ``per_word`` sentences. Words are then dropped one at a time, the one with the fewest sentences that
-    contain it and no other candidate first, until every remaining word has ``per_word`` such
-    sentences; N is what remains (at most ``max_words``: the middle ones by treebank
-    frequency). Each word gets exactly ``per_word`` sentences, split like every other class.
+    occur in at least ``per_word`` sentences. Words are then dropped one at a time, the one
+    with the fewest sentences that contain it and no other candidate first, until every
+    remaining word has ``per_word`` such sentences; N is what remains (at most ``max_words``:
+    the middle ones by treebank frequency). Each word gets exactly ``per_word`` sentences,
+    split like every other class.
     """
     from wordfreq import available_languages, zipf_frequency
 

@@ -96,14 +96,22 @@ def load_gold(path: str | os.PathLike[str], limit: int | None = None) -> GoldCor
     Kept per process for the same file, size, modification time and ``limit`` (an experiment
     scores every test set in many runs; a rewritten file is read again). Treat it as read-only.
     """
-    st = os.stat(path)
-    return _load_gold(os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, limit,
+    try:
+        st = os.stat(path)
+    except OSError:  # not a file (stdin, a missing path): read it, and let the reader say why
+        return _read_gold(str(path), limit)
+    return _kept_gold(os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, limit,
                       str(path))
 
 
 @lru_cache(maxsize=16)
-def _load_gold(real: str, size: int, mtime_ns: int, inode: int, limit: int | None,
+def _kept_gold(real: str, size: int, mtime_ns: int, inode: int, limit: int | None,
                shown: str) -> GoldCorpus:
+    """:func:`_read_gold`, kept per file state (the arguments before ``shown`` are the key)."""
+    return _read_gold(shown, limit)
+
+
+def _read_gold(shown: str, limit: int | None) -> GoldCorpus:
     gold = GoldCorpus(shown)
     for k, s in enumerate(read_conllu(shown)):
         if limit is not None and k >= limit:
