@@ -120,8 +120,7 @@ def word_content_task(sources: Sequence[SourceSentence], rng: random.Random, *,
     with the fewest sentences that contain it and no other candidate first, until every
     remaining word has ``per_word`` such sentences; N is what remains (at most ``max_words``:
     the middle ones by treebank frequency). Each word gets exactly ``per_word`` sentences,
-    split like every other class.
-    """
+    split like every other class."""
     from wordfreq import available_languages, zipf_frequency
 
     if lang not in available_languages(wordlist="best"):
