@@ -7,8 +7,8 @@
 * ``ratio_vs_raw`` (target >= 0.9): best raw time / best synrob time over ``--repeats``
   (default 5) *interleaved* passes (raw, synrob, raw, synrob, ...), so that contention on a
   shared machine hits both alike; ``ratio_vs_raw_median`` uses the medians, and
-  ``raw_s_runs``/``synrob_s_runs``/``pair_ratios`` list every pass; ``naive_tokens_per_s``: one sentence per forward pass with
-  per-word Python pooling (synrob must be >= 2.5x);
+  ``raw_s_runs``/``synrob_s_runs``/``pair_ratios`` list every pass; ``naive_tokens_per_s``:
+  one sentence per forward pass with per-word Python pooling (synrob must be >= 2.5x);
 * ``peak_rss_mb``: peak RSS of a fresh process caching all 7 MiniLM layers of EWT train in
   float16 (target < 2000);
 * the machine and the FLOP bound: ``matmul_gflops_fp32`` / ``matmul_gflops_bf16`` (a
@@ -27,9 +27,11 @@
 * with ``--bf16-check``: ``bf16_uuas_delta``, ``bf16_dspr_delta`` and ``bf16_pos_delta``,
   |bf16 - fp32| of the MiniLM layer-3 distance probe's UUAS/DSpr and the POS probe's accuracy
   on EWT test (``synrob probe``, train on EWT train; target <= 0.005 each).
+* with ``--budgets B1,B2,...``: ``budget_sweep_B`` per token budget, raw fp32 and synrob's
+  default-dtype extraction on the batches of budget B (interleaved, ``--repeats`` passes).
 
 Usage: ``python bench/encode.py [--device cpu|cuda|auto] [--threads 2] [--skip-rss]
-[--bf16-check]``.
+[--bf16-check] [--budgets 1024,4096]``.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-rss", action="store_true")
     ap.add_argument("--bf16-check", action="store_true")
+    ap.add_argument("--budgets", default="",
+                    help="comma list of token budgets: time the default dtype against raw fp32 "
+                         "on the batches of each (budget_sweep lines)")
     args = ap.parse_args()
 
     import torch
@@ -165,6 +170,8 @@ def main() -> None:
         print(f"synrob_vs_raw_fp32: {raw_s / t_d:.3f}")
         bound_d = gflops[default] * 1e9 / flop
         print(f"fraction_of_flop_bound: {n_tokens / t_d / bound_d:.3f}")
+    if args.budgets:
+        _budget_sweep(args, enc, default, sents, sync)
 
     # naive: one sentence per forward pass, per-word pooling in Python
     sub = sents[: args.naive_sentences]
@@ -206,6 +213,55 @@ def main() -> None:
         print(f"peak_rss_mb: {int(rss_kb) / 1024:.0f}")
 
 
+def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[Any],
+                  sync: Any) -> None:
+    """Per token budget B: raw fp32 forward and synrob's ``default``-dtype extraction on the
+    batches of budget B, interleaved ``--repeats`` times; prints ``budget_sweep_B: raw fp32
+    tokens/s, synrob tokens/s, best-over-best ratio``."""
+    import torch
+    from synrob.probe import representations as reps
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    for budget in (int(b) for b in args.budgets.split(",")):
+        enc_b = resolve_encoder("minilm", {"device": args.device, "precision": default,
+                                           "token_budget": budget})
+        enc_b.load()
+        enc.options["token_budget"] = budget
+        batches = [b for c in _chunk_seqs(enc, sents) for b in enc.batches(c)]
+        n_tokens = sum(b.n_tokens for b in batches)
+        raws, syns = [], []
+        for _ in range(args.repeats):
+            sync()
+            t0 = time.perf_counter()
+            with torch.inference_mode():
+                for b in batches:
+                    enc.model(input_ids=b.input_ids.to(enc.device),
+                              attention_mask=b.attention_mask.to(enc.device),
+                              output_hidden_states=True)
+            sync()
+            raws.append(time.perf_counter() - t0)
+            reps._cache.clear()
+            t0 = time.perf_counter()
+            reps.encode_corpus(enc_b, args.input, layers="all", dtype="float16")
+            sync()
+            syns.append(time.perf_counter() - t0)
+        print(f"budget_sweep_{budget}: raw_fp32 {n_tokens / min(raws):.0f} tok/s, synrob_"
+              f"{default} {n_tokens / min(syns):.0f} tok/s, ratio {min(raws) / min(syns):.3f} "
+              f"({len(batches)} batches)")
+    enc.options["token_budget"] = 0
+
+
+def _chunk_seqs(enc: Any, sents: list[Any]) -> list[Any]:
+    """The sequences of each chunk :func:`encode_corpus` encodes (its batches are built per
+    chunk)."""
+    import numpy as np
+    from synrob.probe import representations as reps
+
+    offsets = np.cumsum([0] + [len(s) for s in sents])
+    bounds = reps._chunks(offsets, reps.CHUNK_WORDS)
+    return [enc.sequences(sents[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
 def _linear_gflops(torch: Any, dtype: str, device: str, repeats: int = 3) -> float:
     """GFLOP/s of a (2048 x 1024) x (1024 x 1024) linear layer in ``dtype``."""
     dev = "cpu" if device == "auto" and not torch.cuda.is_available() else device
@@ -238,16 +294,14 @@ def _bf16_check(args: argparse.Namespace) -> None:
     """|bf16 - fp32| of MiniLM layer 3's distance (UUAS, DSpr) and POS (accuracy) probes."""
     import json
 
-    synrob = Path(sys.executable).with_name("synrob")
+    dev, test = (str(Path(args.train).with_name(f"en_ewt-ud-{x}.conllu")) for x in ("dev", "test"))
     scores: dict[str, dict[str, float]] = {}
     for prec in ("float32", "bfloat16"):
         for task in ("distance", "pos"):
             out = subprocess.run(
-                [str(synrob), "probe", "--encoder", "minilm", "--layer", "3", "--task", task,
-                 "--train", args.train, "--dev", str(Path(args.train).with_name(
-                     "en_ewt-ud-dev.conllu")), "--test", str(Path(args.train).with_name(
-                         "en_ewt-ud-test.conllu")), "--json", "--device", args.device,
-                 "-p", f"encoder.precision={prec}"],
+                [sys.executable, "-m", "synrob.cli", "probe", "--encoder", "minilm", "--layer",
+                 "3", "--task", task, "--train", args.train, "--dev", dev, "--test", test,
+                 "--json", "--device", args.device, "-p", f"encoder.precision={prec}"],
                 capture_output=True, text=True, check=True)
             res = json.loads(out.stdout)["results"]
             scores.setdefault(prec, {}).update(next(iter(res.values())))

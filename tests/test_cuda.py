@@ -1,0 +1,117 @@
+"""CUDA paths, run where torch sees a GPU (skipped elsewhere): extraction, probe training and
+prefix-shared coCO on the GPU give what the CPU gives, and ``auto`` resolves as documented.
+
+Tiny random models are built from configs here, so no hub access is needed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(),
+                                                   reason="needs a CUDA device")]
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> Path:
+    """A 2-layer BERT (hidden 32) with a WordPiece tokenizer trained on EWT train text."""
+    from synrob.perturb.corpus import read_conllu
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    texts = [s.text for s in itertools.islice(read_conllu(ewt_train), 3000)]
+    wp = BertWordPieceTokenizer(lowercase=True)
+    wp.train_from_iterator(texts, vocab_size=1500, min_frequency=2)
+    tok = PreTrainedTokenizerFast(tokenizer_object=wp, unk_token="[UNK]", pad_token="[PAD]",
+                                  cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=64,
+                                 max_position_embeddings=512))
+    dest = tmp_path_factory.mktemp("cuda") / "bert"
+    model.save_pretrained(dest)
+    tok.save_pretrained(dest)
+    return dest
+
+
+def _encode(model: Path, source: Path, device: str, precision: str) -> list[np.ndarray]:
+    from synrob.probe.representations import encode_corpus
+
+    rs = encode_corpus(str(model), source, layers="all", device=device, dtype="float32",
+                       params={"precision": precision})
+    return [rs.layer_matrix(layer)[0] for layer in rs.layers]
+
+
+def test_cuda_extraction_matches_cpu(tiny_bert: Path, sample_dev: Path) -> None:
+    """fp32 on the GPU = fp32 on the CPU (1e-4); bf16 on the GPU stays within bf16 rounding."""
+    cpu = _encode(tiny_bert, sample_dev, "cpu", "float32")
+    gpu = _encode(tiny_bert, sample_dev, "cuda", "float32")
+    bf16 = _encode(tiny_bert, sample_dev, "cuda", "bfloat16")
+    for c, g, b in zip(cpu, gpu, bf16, strict=True):
+        assert c.shape == g.shape == b.shape and c.shape[0] > 1000
+        assert np.abs(c - g).max() < 1e-4
+        rel = np.linalg.norm(b - c) / np.linalg.norm(c)
+        assert 0 < rel < 2e-2  # bf16 differs from fp32, by rounding only
+
+
+def test_cuda_auto_precision_is_bf16_for_a_checked_model_only() -> None:
+    """On a bf16-capable GPU ``auto`` is bf16 for MiniLM (checked) and fp32 for other models."""
+    from synrob.perturb.dtype import resolve_dtype_for
+
+    assert torch.cuda.is_bf16_supported()
+    assert resolve_dtype_for("auto", "cuda", "minilm") == "bfloat16"
+    assert resolve_dtype_for("auto", "cuda", "/some/unchecked-model") == "float32"
+
+
+def test_cuda_probe_scores_like_cpu(tiny_bert: Path, cli, sample_dev: Path) -> None:
+    """``synrob probe --device cuda`` trains and scores like the CPU run (same seed)."""
+    from synrob.perturb.data import sample_path
+
+    scores = {}
+    for device in ("cpu", "cuda"):
+        r = cli(["probe", "--encoder", str(tiny_bert), "--layer", "2", "--task", "distance",
+                 "--train", sample_path("train"), "--dev", sample_dev, "--test",
+                 sample_path("test"), "--device", device, "--json", "-p", "epochs=3",
+                 "-p", "encoder.precision=float32"])
+        assert r.exit_code == 0, r.stderr
+        scores[device] = next(iter(json.loads(r.stdout)["results"].values()))
+    assert scores["cuda"]["uuas"] == pytest.approx(scores["cpu"]["uuas"], abs=0.01)
+    assert scores["cuda"]["dspr"] == pytest.approx(scores["cpu"]["dspr"], abs=0.01)
+
+
+def test_cuda_prefix_coco_chooses_the_words_of_full_rescoring(
+        tmp_path: Path, ewt_train: Path, ewt_dev: Path) -> None:
+    """Prefix-shared rescoring on the GPU picks exactly the words full rescoring picks."""
+    from synrob.perturb.base import sentence_rng
+    from synrob.perturb.corpus import read_conllu
+    from synrob.perturb.perturbers.coco import CoCo
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    texts = [s.text for s in itertools.islice(read_conllu(ewt_train), 3000)]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=1500, min_frequency=2,
+                            special_tokens=["<|endoftext|>"])
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>",
+                                  eos_token="<|endoftext|>")
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2,
+                               n_positions=256, bos_token_id=0,
+                               eos_token_id=0)).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    sents = list(itertools.islice(read_conllu(ewt_dev), 20))
+    outs = {}
+    for mode in ("full", "prefix"):
+        p = CoCo(model=str(tmp_path), budget=2, candidates=8, rescoring=mode, device="cuda",
+                 dtype="float32")
+        outs[mode] = [r.text for r in p.perturb_batch(
+            [(s, sentence_rng(0, i)) for i, s in enumerate(sents)])]
+        assert str(p.lm.device).startswith("cuda")
+    assert outs["prefix"] == outs["full"]
+    assert sum(a != s.text for a, s in zip(outs["prefix"], sents, strict=True)) >= 15
