@@ -1,0 +1,112 @@
+"""The perceptron probe's batched structured hinge loss against the per-sentence loop it
+replaced (kept here as the reference): same loss and same gradient, on random trees,
+including sentences of one word, padding, margins and projections that already parse."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from synrob.probe.metrics import mst_pairs
+from synrob.probe.probes import PerceptronProbe
+from synrob.probe.probes.structural import pairwise_sq_distances
+from synrob.probe.training import Batch
+from synrob.probe.tree_baselines import tree_distances
+
+
+def _loop_loss(probe: PerceptronProbe, module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """The per-sentence loss of synrob before the batched version (verbatim)."""
+    d = pairwise_sq_distances(module(x))
+    dn = d.detach().cpu().numpy()
+    margin = probe.options["margin"]
+    losses = []
+    for r, n in enumerate(batch.lengths.tolist()):
+        if n < 2:
+            continue
+        gold = batch.y[r, :n, :n] == 1
+        gold_np = gold.cpu().numpy()
+        aug = dn[r, :n, :n] - margin * (~gold_np)
+        tree_rows, tree_cols = mst_pairs(aug - aug.min() + 1.0)
+        rows = torch.as_tensor(tree_rows, dtype=torch.long)
+        cols = torch.as_tensor(tree_cols, dtype=torch.long)
+        mst_score = (d[r, rows, cols] - margin * (~gold[rows, cols]).to(d.dtype)).sum()
+        gold_score = torch.triu(d[r, :n, :n] * gold.to(d.dtype), diagonal=1).sum()
+        losses.append(torch.relu(gold_score - mst_score) / n)
+    if not losses:
+        return d.sum() * 0.0
+    return torch.stack(losses).mean()
+
+
+def _random_batch(rng: np.random.Generator, lengths: list[int], dim: int) -> tuple[torch.Tensor,
+                                                                                   Batch]:
+    """x (b, L, dim) random vectors, y (b, L, L) gold tree distances of random trees, zero
+    padded."""
+    b, width = len(lengths), max(lengths)
+    x = torch.from_numpy(rng.normal(size=(b, width, dim)).astype(np.float32))
+    y = np.zeros((b, width, width), dtype=np.float32)
+    mask = np.zeros((b, width), dtype=bool)
+    for r, n in enumerate(lengths):
+        edges = {(int(rng.integers(0, i)), i) for i in range(1, n)}  # a random tree
+        y[r, :n, :n] = tree_distances(n, edges)
+        mask[r, :n] = True
+        x[r, n:] = 0.0
+    batch = Batch(ids=np.arange(b), index=torch.zeros((b, width), dtype=torch.long),
+                  mask=torch.from_numpy(mask), lengths=torch.tensor(lengths),
+                  y=torch.from_numpy(y))
+    return x, batch
+
+
+def _loss_and_grad(fn, probe: PerceptronProbe, module, x: torch.Tensor, batch: Batch):
+    module.zero_grad()
+    loss = fn(module, x, batch)
+    loss.backward()
+    return loss.item(), module.proj.grad.clone()
+
+
+@settings(max_examples=40, deadline=None)
+@given(lengths=st.lists(st.integers(1, 30), min_size=1, max_size=12),
+       margin=st.sampled_from([0.0, 0.5, 1.0, 2.0]), seed=st.integers(0, 10_000))
+def test_batched_loss_equals_the_per_sentence_loop(lengths, margin, seed):
+    rng = np.random.default_rng(seed)
+    probe = PerceptronProbe(rank=8, margin=margin)
+    torch.manual_seed(seed)
+    module = probe.build(16, 0, "distance")
+    x, batch = _random_batch(rng, lengths, 16)
+    new, g_new = _loss_and_grad(probe.loss, probe, module, x, batch)
+    old, g_old = _loss_and_grad(lambda m, a, b: _loop_loss(probe, m, a, b), probe, module, x,
+                                batch)
+    assert new == pytest.approx(old, rel=1e-5, abs=1e-6)
+    torch.testing.assert_close(g_new, g_old, rtol=1e-5, atol=1e-6)
+    if all(n < 2 for n in lengths):
+        assert new == 0.0
+
+
+def test_a_probe_that_parses_every_sentence_has_zero_loss_and_gradient():
+    """Word i placed at the sum of one orthogonal unit vector per edge on its path from the
+    root: squared distances are exactly the tree distances, so (margin 0.5) the
+    cost-augmented MST is the gold tree and loss and gradient are exactly 0, as in the loop."""
+    rng = np.random.default_rng(0)
+    lengths = [5, 9, 2, 1, 12]
+    dim = max(lengths) - 1
+    x = torch.zeros((len(lengths), max(lengths), dim))
+    y = torch.zeros((len(lengths), max(lengths), max(lengths)))
+    for r, n in enumerate(lengths):
+        parent = [0] + [int(rng.integers(0, i)) for i in range(1, n)]
+        for i in range(1, n):  # edge (parent[i], i) gets unit vector i - 1
+            x[r, i] = x[r, parent[i]]
+            x[r, i, i - 1] = 1.0
+        y[r, :n, :n] = torch.from_numpy(tree_distances(n, {(parent[i], i) for i in range(1, n)}))
+    mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
+    batch = Batch(ids=np.arange(len(lengths)), index=torch.zeros(mask.shape, dtype=torch.long),
+                  mask=mask, lengths=torch.tensor(lengths), y=y)
+    probe = PerceptronProbe(rank=dim, margin=0.5)
+    module = probe.build(dim, 0, "distance")
+    with torch.no_grad():
+        module.proj.copy_(torch.eye(dim))
+    assert torch.equal(pairwise_sq_distances(module(x)) * mask[:, :, None] * mask[:, None], y)
+    for fn in (probe.loss, lambda m, a, b: _loop_loss(probe, m, a, b)):
+        loss, grad = _loss_and_grad(fn, probe, module, x, batch)
+        assert loss == 0.0
+        assert torch.count_nonzero(grad) == 0
