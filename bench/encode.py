@@ -119,15 +119,7 @@ def main() -> None:
     print(f"flop_per_token: {flop / 1e6:.2f}e6")
 
     def raw() -> float:
-        sync()
-        t0 = time.perf_counter()
-        with torch.inference_mode():
-            for b in batches:
-                enc.model(input_ids=b.input_ids.to(enc.device),
-                          attention_mask=b.attention_mask.to(enc.device),
-                          output_hidden_states=True)
-        sync()
-        return time.perf_counter() - t0
+        return _raw_pass(enc, batches, sync)
 
     def synrob(encoder: Any = enc) -> float:
         reps._cache.clear()
@@ -213,12 +205,25 @@ def main() -> None:
         print(f"peak_rss_mb: {int(rss_kb) / 1024:.0f}")
 
 
+def _raw_pass(enc: Any, batches: list[Any], sync: Any) -> float:
+    """Seconds of plain forward passes (hidden states on) over ``batches``, nothing else."""
+    import torch
+
+    sync()
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for b in batches:
+            enc.model(input_ids=b.input_ids.to(enc.device),
+                      attention_mask=b.attention_mask.to(enc.device), output_hidden_states=True)
+    sync()
+    return time.perf_counter() - t0
+
+
 def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[Any],
                   sync: Any) -> None:
     """Per token budget B: raw fp32 forward and synrob's ``default``-dtype extraction on the
     batches of budget B, interleaved ``--repeats`` times; prints ``budget_sweep_B: raw fp32
     tokens/s, synrob tokens/s, best-over-best ratio``."""
-    import torch
     from synrob.probe import representations as reps
     from synrob.probe.encoders.resolve import resolve_encoder
 
@@ -231,15 +236,7 @@ def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[
         n_tokens = sum(b.n_tokens for b in batches)
         raws, syns = [], []
         for _ in range(args.repeats):
-            sync()
-            t0 = time.perf_counter()
-            with torch.inference_mode():
-                for b in batches:
-                    enc.model(input_ids=b.input_ids.to(enc.device),
-                              attention_mask=b.attention_mask.to(enc.device),
-                              output_hidden_states=True)
-            sync()
-            raws.append(time.perf_counter() - t0)
+            raws.append(_raw_pass(enc, batches, sync))
             reps._cache.clear()
             t0 = time.perf_counter()
             reps.encode_corpus(enc_b, args.input, layers="all", dtype="float16")

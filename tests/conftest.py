@@ -140,3 +140,61 @@ def tiny_lms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     bert.save_pretrained(root / "masked")
     _tiny_word_tokenizer(True).save_pretrained(root / "masked")
     return {"causal": root / "causal", "masked": root / "masked"}
+
+
+def _ewt_texts(path: Path, n: int) -> list[str]:
+    import itertools
+
+    from synrob.perturb.corpus import read_conllu
+
+    return [s.text for s in itertools.islice(read_conllu(path), n)]
+
+
+def _build_causal(dest: Path, texts: list[str]) -> Path:
+    """A 2-layer GPT-2 with a byte-level BPE tokenizer trained on EWT text."""
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=1500, min_frequency=2,
+                            special_tokens=["<|endoftext|>"])
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>",
+                                  eos_token="<|endoftext|>")
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2,
+                                       n_positions=256, bos_token_id=0, eos_token_id=0))
+    model.save_pretrained(dest)
+    tok.save_pretrained(dest)
+    return dest
+
+
+def _build_masked(dest: Path, texts: list[str]) -> Path:
+    """A 2-layer BERT masked LM with a WordPiece tokenizer trained on EWT text."""
+    import torch
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
+
+    wp = BertWordPieceTokenizer(lowercase=True)
+    wp.train_from_iterator(texts, vocab_size=1500, min_frequency=2)
+    tok = PreTrainedTokenizerFast(tokenizer_object=wp, unk_token="[UNK]", pad_token="[PAD]",
+                                  cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2,
+                                       num_attention_heads=2, intermediate_size=64,
+                                       max_position_embeddings=256))
+    model.save_pretrained(dest)
+    tok.save_pretrained(dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def tiny_ewt_lms(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> dict[str, str]:
+    """A tiny causal (GPT-2) and masked (BERT) LM, random weights, tokenizers trained on EWT
+    train text; saved with ``save_pretrained``: ``{"causal": dir, "masked": dir}``."""
+    texts = _ewt_texts(ewt_train, 3000)
+    root = tmp_path_factory.mktemp("tiny_lms")
+    return {
+        "causal": str(_build_causal(root / "gpt2", texts)),
+        "masked": str(_build_masked(root / "bert", texts)),
+    }

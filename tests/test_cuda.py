@@ -1,7 +1,8 @@
 """CUDA paths, run where torch sees a GPU (skipped elsewhere): extraction, probe training and
 prefix-shared coCO on the GPU give what the CPU gives, and ``auto`` resolves as documented.
 
-Tiny random models are built from configs here, so no hub access is needed.
+The tiny random models come from the ``tiny_ewt_lms`` fixture (tests/conftest.py, built from
+configs), so no hub access is needed.
 """
 
 from __future__ import annotations
@@ -19,25 +20,9 @@ pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available()
 
 
 @pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> Path:
-    """A 2-layer BERT (hidden 32) with a WordPiece tokenizer trained on EWT train text."""
-    from synrob.perturb.corpus import read_conllu
-    from tokenizers import BertWordPieceTokenizer
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
-
-    texts = [s.text for s in itertools.islice(read_conllu(ewt_train), 3000)]
-    wp = BertWordPieceTokenizer(lowercase=True)
-    wp.train_from_iterator(texts, vocab_size=1500, min_frequency=2)
-    tok = PreTrainedTokenizerFast(tokenizer_object=wp, unk_token="[UNK]", pad_token="[PAD]",
-                                  cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    torch.manual_seed(0)
-    model = BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2,
-                                 num_attention_heads=2, intermediate_size=64,
-                                 max_position_embeddings=512))
-    dest = tmp_path_factory.mktemp("cuda") / "bert"
-    model.save_pretrained(dest)
-    tok.save_pretrained(dest)
-    return dest
+def tiny_bert(tiny_ewt_lms: dict[str, str]) -> Path:
+    """The tiny BERT of ``tiny_ewt_lms`` (2 layers, hidden 32), read as an encoder."""
+    return Path(tiny_ewt_lms["masked"])
 
 
 def _encode(model: Path, source: Path, device: str, precision: str) -> list[np.ndarray]:
@@ -86,30 +71,17 @@ def test_cuda_probe_scores_like_cpu(tiny_bert: Path, cli, sample_dev: Path) -> N
 
 
 def test_cuda_prefix_coco_chooses_the_words_of_full_rescoring(
-        tmp_path: Path, ewt_train: Path, ewt_dev: Path) -> None:
+        tiny_ewt_lms: dict[str, str], ewt_dev: Path) -> None:
     """Prefix-shared rescoring on the GPU picks exactly the words full rescoring picks."""
     from synrob.perturb.base import sentence_rng
     from synrob.perturb.corpus import read_conllu
     from synrob.perturb.perturbers.coco import CoCo
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    texts = [s.text for s in itertools.islice(read_conllu(ewt_train), 3000)]
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=1500, min_frequency=2,
-                            special_tokens=["<|endoftext|>"])
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>",
-                                  eos_token="<|endoftext|>")
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2,
-                               n_positions=256, bos_token_id=0,
-                               eos_token_id=0)).save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
     sents = list(itertools.islice(read_conllu(ewt_dev), 20))
     outs = {}
     for mode in ("full", "prefix"):
-        p = CoCo(model=str(tmp_path), budget=2, candidates=8, rescoring=mode, device="cuda",
-                 dtype="float32")
+        p = CoCo(model=tiny_ewt_lms["causal"], budget=2, candidates=8, rescoring=mode,
+                 device="cuda", dtype="float32")
         outs[mode] = [r.text for r in p.perturb_batch(
             [(s, sentence_rng(0, i)) for i, s in enumerate(sents)])]
         assert str(p.lm.device).startswith("cuda")
