@@ -99,16 +99,9 @@ def main() -> None:
     layers = list(range(enc.num_layers))
     enc.encode_flat(sents[:64], layers)  # warm-up
 
-    # the batches encode_corpus builds: per chunk, length-sorted under the token budget
-    offsets = [0]
-    for s in sents:
-        offsets.append(offsets[-1] + len(s))
     import numpy as np
 
-    bounds = reps._chunks(np.asarray(offsets), reps.CHUNK_WORDS)
-    batches = []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        batches.extend(enc.batches(enc.sequences(sents[a:b])))
+    batches = _corpus_batches(enc, sents)
     n_tokens = sum(b.n_tokens for b in batches)
     padded = sum(int(b.input_ids.numel()) for b in batches)
     print(f"sentences: {len(sents)}")
@@ -231,8 +224,7 @@ def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[
         enc_b = resolve_encoder("minilm", {"device": args.device, "precision": default,
                                            "token_budget": budget})
         enc_b.load()
-        enc.options["token_budget"] = budget
-        batches = [b for c in _chunk_seqs(enc, sents) for b in enc.batches(c)]
+        batches = _corpus_batches(enc_b, sents)  # the same ids and masks in any dtype
         n_tokens = sum(b.n_tokens for b in batches)
         raws, syns = [], []
         for _ in range(args.repeats):
@@ -245,18 +237,18 @@ def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[
         print(f"budget_sweep_{budget}: raw_fp32 {n_tokens / min(raws):.0f} tok/s, synrob_"
               f"{default} {n_tokens / min(syns):.0f} tok/s, ratio {min(raws) / min(syns):.3f} "
               f"({len(batches)} batches)")
-    enc.options["token_budget"] = 0
 
 
-def _chunk_seqs(enc: Any, sents: list[Any]) -> list[Any]:
-    """The sequences of each chunk :func:`encode_corpus` encodes (its batches are built per
-    chunk)."""
+def _corpus_batches(enc: Any, sents: list[Any]) -> list[Any]:
+    """The batches :func:`encode_corpus` builds with ``enc``: per chunk of the corpus,
+    length-sorted under the encoder's token budget."""
     import numpy as np
     from synrob.probe import representations as reps
 
     offsets = np.cumsum([0] + [len(s) for s in sents])
     bounds = reps._chunks(offsets, reps.CHUNK_WORDS)
-    return [enc.sequences(sents[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [b for a, c in zip(bounds[:-1], bounds[1:], strict=True)
+            for b in enc.batches(enc.sequences(sents[a:c]))]
 
 
 def _linear_gflops(torch: Any, dtype: str, device: str, repeats: int = 3) -> float:
