@@ -27,6 +27,9 @@
 * with ``--bf16-check``: ``bf16_uuas_delta``, ``bf16_dspr_delta`` and ``bf16_pos_delta``,
   |bf16 - fp32| of the MiniLM layer-3 distance probe's UUAS/DSpr and the POS probe's accuracy
   on EWT test (``synrob probe``, train on EWT train; target <= 0.005 each).
+* on CUDA: ``synrob_serial_tokens_per_s``, ``synrob_overlapped_tokens_per_s`` and
+  ``overlap_speedup``, synrob (fp32) with each batch's host work (pooling, cache writes) run
+  after its forward pass or overlapping the next one's (the default), interleaved;
 * with ``--budgets B1,B2,...``: ``budget_sweep_B`` per token budget, raw fp32 and synrob's
   default-dtype extraction on the batches of budget B (interleaved, ``--repeats`` passes).
 
@@ -157,6 +160,8 @@ def main() -> None:
         print(f"fraction_of_flop_bound: {n_tokens / t_d / bound_d:.3f}")
     if args.budgets:
         _budget_sweep(args, enc, default, sents, sync)
+    if str(enc.device).startswith("cuda"):
+        _overlap_check(args, synrob, n_tokens)
 
     # naive: one sentence per forward pass, per-word pooling in Python
     sub = sents[: args.naive_sentences]
@@ -237,6 +242,27 @@ def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[
         print(f"budget_sweep_{budget}: raw_fp32 {n_tokens / min(raws):.0f} tok/s, synrob_"
               f"{default} {n_tokens / min(syns):.0f} tok/s, ratio {min(raws) / min(syns):.3f} "
               f"({len(batches)} batches)")
+
+
+def _overlap_check(args: argparse.Namespace, synrob: Any, n_tokens: int) -> None:
+    """CUDA: synrob forced to fp32 with and without host work overlapping the GPU's
+    (``overlap_host_work``), interleaved ``--repeats`` times; prints
+    ``synrob_serial_tokens_per_s`` and ``overlap_speedup`` (best serial / best overlapped)."""
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    encs = {}
+    for overlap in (True, False):
+        encs[overlap] = resolve_encoder("minilm", {"device": args.device,
+                                                   "precision": "float32"})
+        encs[overlap].overlap_host_work = overlap
+        encs[overlap].load()
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(args.repeats):
+        for overlap in (False, True):
+            times[overlap].append(synrob(encs[overlap]))
+    print(f"synrob_serial_tokens_per_s: {n_tokens / min(times[False]):.0f}")
+    print(f"synrob_overlapped_tokens_per_s: {n_tokens / min(times[True]):.0f}")
+    print(f"overlap_speedup: {min(times[False]) / min(times[True]):.3f}")
 
 
 def _corpus_batches(enc: Any, sents: list[Any]) -> list[Any]:

@@ -87,3 +87,19 @@ def test_cuda_prefix_coco_chooses_the_words_of_full_rescoring(
         assert str(p.lm.device).startswith("cuda")
     assert outs["prefix"] == outs["full"]
     assert sum(a != s.text for a, s in zip(outs["prefix"], sents, strict=True)) >= 15
+
+
+def test_cuda_overlapped_loop_equals_the_serial_loop(tiny_bert: Path, ewt_dev: Path) -> None:
+    """On the GPU, overlapping host work with the next forward pass changes no value."""
+    from synrob.probe import representations as reps
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    sents = reps.read_words(ewt_dev)[:600]
+    out = {}
+    for overlap in (True, False):
+        enc = resolve_encoder(str(tiny_bert), {"device": "cuda", "precision": "float32",
+                                               "token_budget": 512})
+        enc.overlap_host_work = overlap
+        out[overlap] = enc.encode_flat(sents, [0, 1, 2])
+    for name in ("words", "first", "last"):
+        assert np.array_equal(getattr(out[True], name), getattr(out[False], name)), name

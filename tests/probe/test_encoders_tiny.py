@@ -242,3 +242,49 @@ def test_random_init_is_seeded_and_differs(tiny_models, dev_sentences):
     assert not np.allclose(a[0], c[0]) and not np.allclose(a[0], t[0])
     ra = resolve_encoder("random-init", {"model": d, "seed": 1})
     assert ra.identity() != resolve_encoder(d).identity()
+
+
+class _Done:
+    """A marker that is always reached: stands in for ``torch.cuda.Event`` on the CPU."""
+
+    def record(self) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("pooling", ["mean", "first", "last"])
+def test_overlapped_loop_writes_what_the_serial_loop_writes(tiny_models, dev_sentences,
+                                                             pooling, monkeypatch):
+    """The CUDA loop (host work of batch i-1 after batch i is queued) run on the CPU gives
+    byte-identical words and sentence states, over many small batches."""
+    from synrob.probe.encoders import transformer as tr
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    enc = resolve_encoder(str(tiny_models["bert"]), {"token_budget": 96, "pooling": pooling})
+    sents = dev_sentences[:120]
+    serial = enc.encode_flat(sents, [0, 1, 2])
+    calls = []
+    loop = tr.TransformerEncoder._encode_overlapped
+
+    def overlapped(self, batches, layers, pool, out, event, pin):
+        calls.append(len(batches))
+        return loop(self, batches, layers, pool, out, _Done, pin=False)
+
+    monkeypatch.setattr(enc, "device", "cuda:0")  # takes the CUDA branch...
+    monkeypatch.setattr(tr.TransformerEncoder, "_encode_overlapped", overlapped)
+    monkeypatch.setattr(enc, "hidden", lambda b, layers: tr.TransformerEncoder.hidden(
+        _OnCpu(enc), b, layers))  # ...while the model stays on the CPU
+    got = enc.encode_flat(sents, [0, 1, 2])
+    assert calls and calls[0] > 10
+    for name in ("words", "first", "last"):
+        assert np.array_equal(getattr(got, name), getattr(serial, name)), name
+    assert got.oov == serial.oov
+
+
+class _OnCpu:
+    """The encoder's model and tokenizer, seen with ``device`` = cpu."""
+
+    def __init__(self, enc) -> None:
+        self.model, self.device = enc.model, "cpu"

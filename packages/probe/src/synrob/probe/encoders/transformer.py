@@ -13,7 +13,9 @@ Pipeline for a batch of sentences (lists of syntactic words):
 4. Subwords are pooled into words (``mean``, ``first``, ``last``) with one gather, one
    ``index_add_`` and one cast over all layers of the whole batch, then ``index_copy_``-ed
    straight into the output arrays (float16 cache memmaps in :func:`encode_corpus`) - no
-   per-word or per-sentence Python loop.
+   per-word or per-sentence Python loop. The gather runs on the model's device; on CUDA the
+   gathered states come back by a non-blocking copy into pinned memory, and the host's share
+   (mean, cast, writes) of one batch runs while the GPU computes the next.
 """
 
 from __future__ import annotations
@@ -94,6 +96,9 @@ class TransformerEncoder(Encoder):
         Param("trust_remote_code", bool, False, "allow custom model code from the hub"),
     )
     runtime_params = frozenset({"device", "token_budget"})
+    #: On CUDA, overlap each batch's host work (pooling, cache writes) with the next batch's
+    #: forward pass; False runs the serial loop (same values; tests/test_cuda.py compares).
+    overlap_host_work = True
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -417,14 +422,46 @@ class TransformerEncoder(Encoder):
                 w[empty] = 0
         # The thread count is left alone: dropping to one thread for the pooling ops and back
         # for each forward pass was measured 0.6 s slower (median of 5) on EWT dev, 2 cores.
-        for b in self.batches(seqs):
-            hidden = self.hidden(b, layers)  # n_layers x (B, T, D)
-            self._pool_batch(b, hidden, pooling, inv_count, dst_w, dst_f, dst_l)
+        out = _Outputs(inv_count, dst_w, dst_f, dst_l)
+        if self.overlap_host_work and str(self.device).startswith("cuda"):
+            self._encode_overlapped(self.batches(seqs), layers, pooling, out,
+                                    torch.cuda.Event, pin=True)
+        else:
+            for b in self.batches(seqs):
+                staged = self._gather(b, self.hidden(b, layers), pooling, out.sentence_states)
+                _write_pooled(staged, staged.gathered.float().cpu(), out)
         return unk + len(empty)
 
-    def _pool_batch(self, b: Batch, hidden: list[Any], pooling: str, inv_count: np.ndarray,
-                    dst_w: list[Any], dst_f: list[Any] | None, dst_l: list[Any] | None) -> None:
-        """Pool one forward batch's ``hidden`` (n_layers x (B, T, D)) into the output tensors."""
+    def _encode_overlapped(self, batches: list[Batch], layers: list[int], pooling: str,
+                           out: _Outputs, event: Any, pin: bool) -> None:
+        """The CUDA loop: batch ``i``'s forward pass, gather and device-to-host copy (into
+        pinned memory when ``pin``, non-blocking) are queued before batch ``i - 1``'s host
+        work (mean, cast, cache writes) runs, so that the host work overlaps the GPU's instead
+        of following it; ``event()`` makes the marker (``torch.cuda.Event``) whose
+        ``synchronize`` waits for a copy. The values are those of the serial loop: the same
+        gathered states, and the same float32 mean on the host."""
+        import torch
+
+        pending: tuple[_Staged, Any, Any] | None = None
+        for b in batches:
+            staged = self._gather(b, self.hidden(b, layers), pooling, out.sentence_states)
+            host = torch.empty(staged.gathered.shape, dtype=staged.gathered.dtype,
+                               pin_memory=pin)
+            host.copy_(staged.gathered, non_blocking=pin)
+            done = event()
+            done.record()
+            staged.gathered = None  # the device copy is the stream's to free
+            if pending is not None:
+                _finish(*pending, out)
+            pending = (staged, host, done)
+        if pending is not None:
+            _finish(*pending, out)
+
+    def _gather(self, b: Batch, hidden: list[Any], pooling: str, sentence_states: bool
+                ) -> _Staged:
+        """Select the states that pool into words (and, with ``sentence_states``, each
+        sentence's first and last token) from one forward batch's ``hidden`` (n_layers x (B, T,
+        D)) into one (n_layers, n_positions, D) tensor on the model's device."""
         import torch
 
         n_layers, dim = len(hidden), self.dim
@@ -441,44 +478,91 @@ class TransformerEncoder(Encoder):
         # a word's tokens are one contiguous run (it lives in one window): run -> slot
         starts = np.ones(len(tok_rows), dtype=bool)
         starts[1:] = tok_rows[1:] != tok_rows[:-1]
-        rows_t = torch.from_numpy(tok_rows[starts])
+        staged = _Staged(tok_rows, starts, pooling == "mean")
         pos = [sel]
-        sent_states = dst_f is not None and dst_l is not None
-        if sent_states:
+        if sentence_states:
             lengths = b.attention_mask.sum(1).numpy()
             rows = np.arange(B)
-            fmask = np.array([s.is_first for s in b.seqs])
-            lmask = np.array([s.is_last for s in b.seqs])
-            sents = np.array([s.sent for s in b.seqs], dtype=np.int64)
-            pos += [rows[fmask] * T, rows[lmask] * T + lengths[lmask] - 1]
-        pos_t = torch.from_numpy(np.concatenate(pos)).to(self.device)
+            staged.fmask = np.array([s.is_first for s in b.seqs])
+            staged.lmask = np.array([s.is_last for s in b.seqs])
+            staged.sents = np.array([s.sent for s in b.seqs], dtype=np.int64)
+            pos += [rows[staged.fmask] * T,
+                    rows[staged.lmask] * T + lengths[staged.lmask] - 1]
         h0 = hidden[0]
+        pos_t = torch.from_numpy(np.concatenate(pos)).to(h0.device)
         gathered = torch.empty((n_layers, len(pos_t), dim), dtype=h0.dtype, device=h0.device)
         for li, h in enumerate(hidden):
             torch.index_select(h.reshape(B * T, dim), 0, pos_t, out=gathered[li])
-        gathered = gathered.float().cpu()  # no-op for a float32 CPU model
-        n_sel = len(sel)
-        vecs = gathered[:, :n_sel]
-        if pooling == "mean":
-            slot = torch.from_numpy(np.cumsum(starts) - 1)
-            vecs = vecs.mul_(torch.from_numpy(inv_count[tok_rows])[None, :, None])
-            pooled = vecs.new_zeros((n_layers, len(rows_t), dim)).index_add_(1, slot, vecs)
-        else:  # one token per word
-            pooled = vecs
-        cast = {}
-        for li, dst in enumerate(dst_w):
-            if dst.dtype not in cast:
-                cast[dst.dtype] = pooled.to(dst.dtype)
-            dst.index_copy_(0, rows_t, cast[dst.dtype][li])
-        if sent_states:
-            assert dst_f is not None and dst_l is not None
-            nf = int(fmask.sum())
-            states = gathered[:, n_sel:]
-            f_sent = torch.from_numpy(sents[fmask])
-            l_sent = torch.from_numpy(sents[lmask])
-            for li in range(n_layers):
-                dst_f[li].index_copy_(0, f_sent, states[li, :nf].to(dst_f[li].dtype))
-                dst_l[li].index_copy_(0, l_sent, states[li, nf:].to(dst_l[li].dtype))
+        staged.gathered = gathered
+        return staged
+
+
+@dataclass
+class _Outputs:
+    """Where :meth:`TransformerEncoder.encode_into` writes: per layer, ``words`` (n_words, D)
+    and, when both are given, ``first``/``last`` (n_sentences, D) tensors (views of the
+    caller's arrays); ``inv_count`` (n_words,) float32 is 1 / tokens per word."""
+
+    inv_count: np.ndarray
+    words: list[Any]
+    first: list[Any] | None
+    last: list[Any] | None
+
+    @property
+    def sentence_states(self) -> bool:
+        return self.first is not None and self.last is not None
+
+
+@dataclass
+class _Staged:
+    """One forward batch's gathered states and how they pool: ``tok_rows`` (n_sel,) the word
+    row of each selected token, ``starts`` (n_sel,) where each word's run begins; ``gathered``
+    (n_layers, n_sel [+ n_first + n_last], D) on the device, then None once copied out."""
+
+    tok_rows: np.ndarray
+    starts: np.ndarray
+    mean: bool
+    gathered: Any = None
+    fmask: np.ndarray | None = None
+    lmask: np.ndarray | None = None
+    sents: np.ndarray | None = None
+
+
+def _finish(staged: _Staged, host: Any, done: Any, out: _Outputs) -> None:
+    """Wait for ``host``'s non-blocking copy (event ``done``), then write it into ``out``."""
+    done.synchronize()
+    _write_pooled(staged, host.float(), out)
+
+
+def _write_pooled(staged: _Staged, gathered: Any, out: _Outputs) -> None:
+    """Mean-pool (or take) the word states of ``gathered`` (n_layers, n_positions, D), a float32
+    CPU tensor, cast them once per output dtype and ``index_copy_`` them into ``out``, with the
+    first/last token states of the sentences."""
+    import torch
+
+    rows_t = torch.from_numpy(staged.tok_rows[staged.starts])
+    n_layers, dim, n_sel = gathered.shape[0], gathered.shape[2], len(staged.tok_rows)
+    vecs = gathered[:, :n_sel]
+    if staged.mean:
+        slot = torch.from_numpy(np.cumsum(staged.starts) - 1)
+        vecs = vecs.mul_(torch.from_numpy(out.inv_count[staged.tok_rows])[None, :, None])
+        pooled = vecs.new_zeros((n_layers, len(rows_t), dim)).index_add_(1, slot, vecs)
+    else:  # one token per word
+        pooled = vecs
+    cast = {}
+    for li, dst in enumerate(out.words):
+        if dst.dtype not in cast:
+            cast[dst.dtype] = pooled.to(dst.dtype)
+        dst.index_copy_(0, rows_t, cast[dst.dtype][li])
+    if out.first is not None and out.last is not None:
+        assert staged.fmask is not None and staged.lmask is not None and staged.sents is not None
+        nf = int(staged.fmask.sum())
+        states = gathered[:, n_sel:]
+        f_sent = torch.from_numpy(staged.sents[staged.fmask])
+        l_sent = torch.from_numpy(staged.sents[staged.lmask])
+        for li in range(n_layers):
+            out.first[li].index_copy_(0, f_sent, states[li, :nf].to(out.first[li].dtype))
+            out.last[li].index_copy_(0, l_sent, states[li, nf:].to(out.last[li].dtype))
 
 
 def _edge_tokens(target: np.ndarray, first: bool) -> np.ndarray:
