@@ -71,6 +71,31 @@ def test_bf16_and_fp32_representations_never_share_a_cache_entry(tiny_lms, sampl
     assert np.allclose(va, vb, atol=0.1)  # the same model, rounded to bf16
 
 
+def test_auto_attention_is_eager_for_bf16_on_a_cpu_and_keys_the_cache(tiny_lms, sample_dev
+                                                                       ) -> None:
+    """``attention=auto``: eager for bf16 on a CPU, the model's default otherwise; the resolved
+    kernel is in the identity, and eager and SDPA agree to fp32 rounding."""
+    from synrob.probe.encoders.transformer import TransformerEncoder, resolve_attention
+    from synrob.probe.representations import encode_corpus
+
+    assert resolve_attention("bfloat16", "cpu") == "eager"
+    assert resolve_attention("float32", "cpu") == resolve_attention("float16", "cpu") == "default"
+    assert resolve_attention("bfloat16", "cuda") == "default"  # a GPU, or none: never eager
+    model = str(tiny_lms["masked"])
+    bf16 = TransformerEncoder(model=model, precision="bfloat16")
+    bf16_sdpa = TransformerEncoder(model=model, precision="bfloat16", attention="sdpa")
+    assert bf16.options["attention"] == "eager" and bf16.identity() != bf16_sdpa.identity()
+    encs = {a: TransformerEncoder(model=model, precision="float32", attention=a)
+            for a in ("auto", "sdpa", "eager")}
+    assert encs["auto"].options["attention"] == "default"
+    reps = {a: encode_corpus(e, sample_dev, layers=[2], dtype="float32") for a, e in encs.items()}
+    assert encs["eager"].model.config._attn_implementation == "eager"
+    assert encs["sdpa"].model.config._attn_implementation == "sdpa"
+    assert len({r.cache_path for r in reps.values()}) == 3
+    va, vb = reps["sdpa"].layer_matrix(2)[0], reps["eager"].layer_matrix(2)[0]
+    assert np.allclose(va, vb, atol=1e-5)
+
+
 def test_coco_and_lms_record_the_resolved_dtype(tiny_lms, no_bf16: None) -> None:
     from synrob.perturb.lm import load_lm
     from synrob.perturb.perturbers.coco import CoCo

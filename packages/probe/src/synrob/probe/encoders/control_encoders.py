@@ -40,7 +40,8 @@ class RandomInitEncoder(TransformerEncoder):
         try:
             torch.manual_seed(self.options["seed"])
             model = AutoModel.from_config(
-                self.config, trust_remote_code=self.options["trust_remote_code"]
+                self.config, trust_remote_code=self.options["trust_remote_code"],
+                **self.attention_kwargs,
             )
         except (OSError, ValueError) as exc:
             raise self._not_found(self.source, "weights", first_line(exc), False) from None

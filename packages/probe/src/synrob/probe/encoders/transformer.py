@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from synrob.perturb.device import DEVICE_HELP, resolve_device
 from synrob.perturb.dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
-from synrob.perturb.errors import ParameterError, ResourceError
+from synrob.perturb.errors import DeviceError, ParameterError, ResourceError
 from synrob.perturb.models import ModelSource, from_pretrained, resolve_model
 from synrob.perturb.params import Param
 
@@ -37,6 +37,7 @@ from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, wor
 __all__ = ["TransformerEncoder", "Sequence_", "Batch"]
 
 _PRECISIONS = DTYPES
+_ATTENTION = ("auto", "default", "sdpa", "eager")
 #: Largest share of a batch's longest sequence that a shorter one may be padded by.
 _MAX_PAD = 0.1
 _WEIGHT_PATTERNS = ("config.json", "*.safetensors", "*.bin", "tokenizer.json", "*.model",
@@ -89,6 +90,11 @@ class TransformerEncoder(Encoder):
         Param("precision", str, "auto", "model weights/compute dtype: " + DTYPE_HELP
               + "; resolved when the encoder is made, so the cache key holds the real one",
               _PRECISIONS),
+        Param("attention", str, "auto",
+              "attention kernel (transformers' attn_implementation): auto (eager for bfloat16 "
+              "on a CPU, where torch's SDPA kernel was measured slower than eager; else the "
+              "model's default), default, sdpa or eager; resolved when the encoder is made",
+              _ATTENTION),
         Param("token_budget", int, 0,
               "max padded tokens per forward batch (0 = auto: 1024 on CPU, where small "
               "batches stay in cache and run ~1.4x faster than 8192; 16384 on CUDA)"),
@@ -109,6 +115,9 @@ class TransformerEncoder(Encoder):
         if self.options["precision"] == "auto":  # the cache key holds the dtype really used
             self.options["precision"] = resolve_dtype_for("auto", self.options["device"],
                                                           self.options["model"])
+        if self.options["attention"] == "auto":  # and the attention kernel
+            self.options["attention"] = resolve_attention(self.options["precision"],
+                                                          self.options["device"])
         self._config: Any = None
         self.model: Any = None
         self.tokenizer: Any = None
@@ -187,7 +196,13 @@ class TransformerEncoder(Encoder):
     def _load_model(self, dtype: Any) -> Any:
         from transformers import AutoModel
 
-        return self.from_pretrained(AutoModel, "weights", dtype=dtype)
+        return self.from_pretrained(AutoModel, "weights", dtype=dtype, **self.attention_kwargs)
+
+    @property
+    def attention_kwargs(self) -> dict[str, str]:
+        """``attn_implementation`` for transformers, unless the model's default is asked for."""
+        attn = self.options["attention"]
+        return {} if attn == "default" else {"attn_implementation": attn}
 
     def _load(self) -> None:
         import torch
@@ -563,6 +578,21 @@ def _write_pooled(staged: _Staged, gathered: Any, out: _Outputs) -> None:
         for li in range(n_layers):
             out.first[li].index_copy_(0, f_sent, states[li, :nf].to(out.first[li].dtype))
             out.last[li].index_copy_(0, l_sent, states[li, nf:].to(out.last[li].dtype))
+
+
+def resolve_attention(precision: str, device: str) -> str:
+    """``auto``'s attention kernel: ``eager`` for bfloat16 on a CPU, ``default`` otherwise.
+
+    On a CPU with native bf16 (Intel Xeon with AMX, torch 2.11), torch's scaled-dot-product
+    kernel made bf16 attention slower than fp32 (docs/encoders.md); the eager product runs on
+    the matrix units. An unavailable device resolves to ``default`` here and fails where used.
+    """
+    if precision != "bfloat16":
+        return "default"
+    try:
+        return "eager" if resolve_device(device) == "cpu" else "default"
+    except DeviceError:
+        return "default"
 
 
 def _edge_tokens(target: np.ndarray, first: bool) -> np.ndarray:
