@@ -245,10 +245,7 @@ def test_random_init_is_seeded_and_differs(tiny_models, dev_sentences):
 
 
 class _Done:
-    """A marker that is always reached: stands in for ``torch.cuda.Event`` on the CPU."""
-
-    def record(self) -> None:
-        pass
+    """A marker that is always reached: stands in for a recorded ``torch.cuda.Event``."""
 
     def synchronize(self) -> None:
         pass
@@ -268,12 +265,13 @@ def test_overlapped_loop_writes_what_the_serial_loop_writes(tiny_models, dev_sen
     calls = []
     loop = tr.TransformerEncoder._encode_overlapped
 
-    def overlapped(self, batches, layers, pool, out, event, pin):
+    def overlapped(self, batches, layers, pool, out, mark, pin):
         calls.append(len(batches))
-        return loop(self, batches, layers, pool, out, _Done, pin=False)
+        return loop(self, batches, layers, pool, out, mark, pin=False)
 
     monkeypatch.setattr(enc, "device", "cuda:0")  # takes the CUDA branch...
     monkeypatch.setattr(tr.TransformerEncoder, "_encode_overlapped", overlapped)
+    monkeypatch.setattr(tr, "_cuda_marker", lambda device: _Done)
     monkeypatch.setattr(enc, "hidden", lambda b, layers: tr.TransformerEncoder.hidden(
         _OnCpu(enc), b, layers))  # ...while the model stays on the CPU
     got = enc.encode_flat(sents, [0, 1, 2])

@@ -440,7 +440,7 @@ class TransformerEncoder(Encoder):
         out = _Outputs(inv_count, dst_w, dst_f, dst_l)
         if self.overlap_host_work and str(self.device).startswith("cuda"):
             self._encode_overlapped(self.batches(seqs), layers, pooling, out,
-                                    torch.cuda.Event, pin=True)
+                                    _cuda_marker(self.device), pin=True)
         else:
             for b in self.batches(seqs):
                 staged = self._gather(b, self.hidden(b, layers), pooling, out.sentence_states)
@@ -448,13 +448,13 @@ class TransformerEncoder(Encoder):
         return unk + len(empty)
 
     def _encode_overlapped(self, batches: list[Batch], layers: list[int], pooling: str,
-                           out: _Outputs, event: Any, pin: bool) -> None:
+                           out: _Outputs, mark: Any, pin: bool) -> None:
         """The CUDA loop: batch ``i``'s forward pass, gather and device-to-host copy (into
         pinned memory when ``pin``, non-blocking) are queued before batch ``i - 1``'s host
         work (mean, cast, cache writes) runs, so that the host work overlaps the GPU's instead
-        of following it; ``event()`` makes the marker (``torch.cuda.Event``) whose
-        ``synchronize`` waits for a copy. The values are those of the serial loop: the same
-        gathered states, and the same float32 mean on the host."""
+        of following it; ``mark()`` records a marker (:func:`_cuda_marker`) whose
+        ``synchronize`` waits for the work queued so far. The values are those of the serial
+        loop: the same gathered states, and the same float32 mean on the host."""
         import torch
 
         pending: tuple[_Staged, Any, Any] | None = None
@@ -463,8 +463,7 @@ class TransformerEncoder(Encoder):
             host = torch.empty(staged.gathered.shape, dtype=staged.gathered.dtype,
                                pin_memory=pin)
             host.copy_(staged.gathered, non_blocking=pin)
-            done = event()
-            done.record()
+            done = mark()
             staged.gathered = None  # the device copy is the stream's to free
             if pending is not None:
                 _finish(*pending, out)
@@ -541,6 +540,21 @@ class _Staged:
     fmask: np.ndarray | None = None
     lmask: np.ndarray | None = None
     sents: np.ndarray | None = None
+
+
+def _cuda_marker(device: Any) -> Any:
+    """A function recording a ``torch.cuda.Event`` on ``device``'s current stream (the stream
+    the model's work is queued on, whichever device is current)."""
+    import torch
+
+    stream = torch.cuda.current_stream(torch.device(device))
+
+    def mark() -> Any:
+        event = torch.cuda.Event()
+        event.record(stream)
+        return event
+
+    return mark
 
 
 def _finish(staged: _Staged, host: Any, done: Any, out: _Outputs) -> None:
