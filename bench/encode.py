@@ -161,7 +161,7 @@ def main() -> None:
     if args.budgets:
         _budget_sweep(args, enc, default, sents, sync)
     if str(enc.device).startswith("cuda"):
-        _overlap_check(args, synrob, n_tokens)
+        _overlap_check(args, enc, synrob, n_tokens)
 
     # naive: one sentence per forward pass, per-word pooling in Python
     sub = sents[: args.naive_sentences]
@@ -244,22 +244,19 @@ def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[
               f"({len(batches)} batches)")
 
 
-def _overlap_check(args: argparse.Namespace, synrob: Any, n_tokens: int) -> None:
-    """CUDA: synrob forced to fp32 with and without host work overlapping the GPU's
-    (``overlap_host_work``), interleaved ``--repeats`` times; prints
-    ``synrob_serial_tokens_per_s`` and ``overlap_speedup`` (best serial / best overlapped)."""
-    from synrob.probe.encoders.resolve import resolve_encoder
-
-    encs = {}
-    for overlap in (True, False):
-        encs[overlap] = resolve_encoder("minilm", {"device": args.device,
-                                                   "precision": "float32"})
-        encs[overlap].overlap_host_work = overlap
-        encs[overlap].load()
+def _overlap_check(args: argparse.Namespace, enc: Any, synrob: Any, n_tokens: int) -> None:
+    """CUDA: synrob with the fp32 encoder ``enc``, with and without host work overlapping the
+    GPU's (its ``overlap_host_work``, switched between passes), interleaved ``--repeats``
+    times; prints ``synrob_serial_tokens_per_s`` and ``overlap_speedup`` (best serial / best
+    overlapped)."""
     times: dict[bool, list[float]] = {True: [], False: []}
-    for _ in range(args.repeats):
-        for overlap in (False, True):
-            times[overlap].append(synrob(encs[overlap]))
+    try:
+        for _ in range(args.repeats):
+            for overlap in (False, True):
+                enc.overlap_host_work = overlap
+                times[overlap].append(synrob(enc))
+    finally:
+        del enc.overlap_host_work  # back to the class default
     print(f"synrob_serial_tokens_per_s: {n_tokens / min(times[False]):.0f}")
     print(f"synrob_overlapped_tokens_per_s: {n_tokens / min(times[True]):.0f}")
     print(f"overlap_speedup: {min(times[False]) / min(times[True]):.3f}")
