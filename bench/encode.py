@@ -30,11 +30,15 @@
 * on CUDA: ``synrob_serial_tokens_per_s``, ``synrob_overlapped_tokens_per_s`` and
   ``overlap_speedup``, synrob (fp32) with each batch's host work (pooling, cache writes) run
   after its forward pass or overlapping the next one's (the default), interleaved;
+* ``exit_layer``, ``synrob_one_layer_tokens_per_s``, ``early_exit_speedup`` and
+  ``synrob_one_layer_vs_raw_fp32``: synrob (fp32) asked for one layer (``--exit-layer``,
+  default 3), which with early exit runs only the blocks that layer needs, over the same
+  request run through every block, and over the raw fp32 forward (every layer); interleaved;
 * with ``--budgets B1,B2,...``: ``budget_sweep_B`` per token budget, raw fp32 and synrob's
   default-dtype extraction on the batches of budget B (interleaved, ``--repeats`` passes).
 
 Usage: ``python bench/encode.py [--device cpu|cuda|auto] [--threads 2] [--skip-rss]
-[--bf16-check] [--budgets 1024,4096]``.
+[--bf16-check] [--budgets 1024,4096] [--exit-layer 3]``.
 """
 
 from __future__ import annotations
@@ -72,6 +76,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-rss", action="store_true")
     ap.add_argument("--bf16-check", action="store_true")
+    ap.add_argument("--exit-layer", type=int, default=3,
+                    help="the one layer of the early-exit lines (synrob_one_layer_*)")
     ap.add_argument("--budgets", default="",
                     help="comma list of token budgets: time the default dtype against raw fp32 "
                          "on the batches of each (budget_sweep lines)")
@@ -162,6 +168,7 @@ def main() -> None:
         _budget_sweep(args, enc, default, sents, sync)
     if str(enc.device).startswith("cuda"):
         _overlap_check(args, enc, synrob, n_tokens)
+    _early_exit_check(args, enc, raw, sync, n_tokens)
 
     # naive: one sentence per forward pass, per-word pooling in Python
     sub = sents[: args.naive_sentences]
@@ -260,6 +267,35 @@ def _overlap_check(args: argparse.Namespace, enc: Any, synrob: Any, n_tokens: in
     print(f"synrob_serial_tokens_per_s: {n_tokens / min(times[False]):.0f}")
     print(f"synrob_overlapped_tokens_per_s: {n_tokens / min(times[True]):.0f}")
     print(f"overlap_speedup: {min(times[False]) / min(times[True]):.3f}")
+
+
+def _early_exit_check(args: argparse.Namespace, enc: Any, raw: Any, sync: Any,
+                      n_tokens: int) -> None:
+    """synrob (fp32 encoder ``enc``) asked for one layer (``--exit-layer``), with and without
+    early exit (its ``early_exit``, switched between passes), interleaved ``--repeats`` times
+    with the raw fp32 forward (every layer, as a plain ``model(**batch)`` computes them)."""
+    from synrob.probe import representations as reps
+
+    layer = args.exit_layer
+    times: dict[str, list[float]] = {"raw": [], "full": [], "exit": []}
+    try:
+        for _ in range(args.repeats):
+            times["raw"].append(raw())
+            for name, on in (("full", False), ("exit", True)):
+                enc.early_exit = on
+                reps._cache.clear()
+                sync()
+                t0 = time.perf_counter()
+                reps.encode_corpus(enc, args.input, layers=[layer], dtype="float16")
+                sync()
+                times[name].append(time.perf_counter() - t0)
+    finally:
+        del enc.early_exit  # back to the class default
+    best = {k: min(v) for k, v in times.items()}
+    print(f"exit_layer: {layer} ({enc.blocks_run([layer])} of {enc.num_layers - 1} blocks run)")
+    print(f"synrob_one_layer_tokens_per_s: {n_tokens / best['exit']:.0f}")
+    print(f"early_exit_speedup: {best['full'] / best['exit']:.3f}")
+    print(f"synrob_one_layer_vs_raw_fp32: {best['raw'] / best['exit']:.3f}")
 
 
 def _corpus_batches(enc: Any, sents: list[Any]) -> list[Any]:

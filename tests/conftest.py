@@ -150,8 +150,8 @@ def _ewt_texts(path: Path, n: int) -> list[str]:
     return [s.text for s in itertools.islice(read_conllu(path), n)]
 
 
-def _build_causal(dest: Path, texts: list[str]) -> Path:
-    """A 2-layer GPT-2 with a byte-level BPE tokenizer trained on EWT text."""
+def _build_causal(dest: Path, texts: list[str], n_layer: int = 2) -> Path:
+    """A GPT-2 (2 layers unless said) with a byte-level BPE tokenizer trained on EWT text."""
     import torch
     from tokenizers import ByteLevelBPETokenizer
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
@@ -162,15 +162,15 @@ def _build_causal(dest: Path, texts: list[str]) -> Path:
     tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>",
                                   eos_token="<|endoftext|>")
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2,
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=n_layer, n_head=2,
                                        n_positions=256, bos_token_id=0, eos_token_id=0))
     model.save_pretrained(dest)
     tok.save_pretrained(dest)
     return dest
 
 
-def _build_masked(dest: Path, texts: list[str]) -> Path:
-    """A 2-layer BERT masked LM with a WordPiece tokenizer trained on EWT text."""
+def _build_masked(dest: Path, texts: list[str], n_layers: int = 2) -> Path:
+    """A BERT masked LM (2 layers unless said) with a WordPiece tokenizer trained on EWT text."""
     import torch
     from tokenizers import BertWordPieceTokenizer
     from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
@@ -180,7 +180,8 @@ def _build_masked(dest: Path, texts: list[str]) -> Path:
     tok = PreTrainedTokenizerFast(tokenizer_object=wp, unk_token="[UNK]", pad_token="[PAD]",
                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2,
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32,
+                                       num_hidden_layers=n_layers,
                                        num_attention_heads=2, intermediate_size=64,
                                        max_position_embeddings=256))
     model.save_pretrained(dest)
@@ -198,3 +199,24 @@ def tiny_ewt_lms(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> d
         "causal": str(_build_causal(root / "gpt2", texts)),
         "masked": str(_build_masked(root / "bert", texts)),
     }
+
+
+@pytest.fixture(scope="session")
+def tiny_deep_models(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> dict[str, Path]:
+    """4-block BERT, GPT-2 and LLaMA (random weights) with tokenizers trained on EWT train
+    text, saved with ``save_pretrained``: ``{"bert": dir, "gpt2": dir, "llama": dir}``."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaModel
+
+    texts = _ewt_texts(ewt_train, 2000)
+    root = tmp_path_factory.mktemp("deep")
+    out = {"bert": _build_masked(root / "bert", texts, n_layers=4),
+           "gpt2": _build_causal(root / "gpt2", texts, n_layer=4)}
+    tok = AutoTokenizer.from_pretrained(out["gpt2"])
+    torch.manual_seed(0)
+    LlamaModel(LlamaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=4,
+                           num_attention_heads=2, num_key_value_heads=2, intermediate_size=64,
+                           max_position_embeddings=256)).save_pretrained(root / "llama")
+    tok.save_pretrained(root / "llama")
+    out["llama"] = root / "llama"
+    return out

@@ -21,6 +21,7 @@ Pipeline for a batch of sentences (lists of syntactic words):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from synrob.perturb.models import ModelSource, from_pretrained, resolve_model
 from synrob.perturb.params import Param
 
 from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, word_offsets
+from .early_exit import EarlyExit
+from .early_exit import plan as plan_early_exit
 
 __all__ = ["TransformerEncoder", "Sequence_", "Batch"]
 
@@ -105,6 +108,9 @@ class TransformerEncoder(Encoder):
     #: On CUDA, overlap each batch's host work (pooling, cache writes) with the next batch's
     #: forward pass; False runs the serial loop (same values; tests/test_cuda.py compares).
     overlap_host_work = True
+    #: Run only as many blocks as the deepest layer asked for needs (:mod:`.early_exit`; same
+    #: values); False always runs the whole model (tests and bench/encode.py compare).
+    early_exit = True
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -123,6 +129,7 @@ class TransformerEncoder(Encoder):
         self.tokenizer: Any = None
         self.device = "cpu"
         self._prefix_space = False
+        self._exit_plan: EarlyExit | None = None
 
     # ------------------------------------------------------------------ source
     @property
@@ -234,6 +241,31 @@ class TransformerEncoder(Encoder):
         self.causal = _is_causal(config)
         if self.max_tokens < self._n_prefix + self._n_suffix + 2:
             raise ParameterError(f"window {self.max_tokens} is too small for this tokenizer")
+        self._exit_plan = self._plan_early_exit()
+
+    def _plan_early_exit(self) -> EarlyExit | None:
+        """The model's early-exit plan (:func:`.early_exit.plan`), checked on one short
+        sentence: None when it must always run in full."""
+        import torch
+
+        ids = self.tokenizer("The probe reads the syntax of this sentence .",
+                             return_tensors="pt")["input_ids"].to(self.device)
+        mask = torch.ones_like(ids)
+
+        def run(model: Any) -> Any:
+            with torch.inference_mode():
+                return model(input_ids=ids, attention_mask=mask, output_hidden_states=True,
+                             return_dict=True).hidden_states
+
+        return plan_early_exit(self.model, int(self.config.num_hidden_layers), run)
+
+    def blocks_run(self, layers: Sequence[int]) -> int:
+        """How many of the model's blocks a forward pass for ``layers`` runs."""
+        self.load()
+        full = self.num_layers - 1
+        if not self.early_exit or self._exit_plan is None:
+            return full
+        return self._exit_plan.depth(layers)
 
     # ------------------------------------------------------------------ tokenization
     def _tokenize(self, sents: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -365,7 +397,9 @@ class TransformerEncoder(Encoder):
         """Hidden states of the requested layers, each a (batch, max_len, dim) tensor."""
         import torch
 
-        with torch.inference_mode():
+        cut = (self._exit_plan.cut(layers) if self.early_exit and self._exit_plan is not None
+               else nullcontext())
+        with torch.inference_mode(), cut:
             out = self.model(
                 input_ids=batch.input_ids.to(self.device),
                 attention_mask=batch.attention_mask.to(self.device),

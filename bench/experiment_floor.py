@@ -1,0 +1,127 @@
+"""The FLOP floor of an experiment's probe training on this machine (prints ``name: value`` lines).
+
+Reads a finished experiment directory (``synrob run ... -o DIR``: ``runs/*.json``) and counts,
+for every structural or perceptron probe run, the floating-point work its training could not
+skip, from the epochs it really ran (``epochs_run``) and the treebanks it read:
+
+* per epoch, the projection ``t = h B`` of every training word forward and its gradient for
+  ``B`` backward (2 x 2 x words x dim x rank FLOPs), the same projection of every dev word for
+  the dev loss (2 x words x dim x rank), and the Gram products of the pairwise distances
+  (2 x n^2 x rank per sentence forward, twice that backward; 2 x n^2 x rank for dev);
+* the MSTs, spanning trees, optimiser steps, test scoring and everything else count 0.
+
+``flop_floor_s`` is that work at this machine's fp32 matrix-product rate
+(``matmul_gflops_fp32``: the median of ``--repeats`` (2048 x 1024) x (1024 x 1024)
+``torch.nn.functional.linear`` on ``--threads`` threads, as bench/encode.py measures it), so
+it is a lower bound of the runs' wall time on the whole machine (all ``--threads`` cores): no
+implementation of the same runs can be faster here. ``runs_seconds_sum`` adds the runs' own
+``seconds`` (with ``--workers N`` they overlapped, so it is not the wall time).
+``--target-s`` prints it beside the floor (``floor_over_target``). Runs of other probes are
+counted in ``runs_not_counted`` and left out (the floor stays a lower bound).
+
+Usage: ``python bench/experiment_floor.py DIR [--threads 2] [--target-s 322.5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+_PROBES = ("structural", "perceptron")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir", type=Path)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--target-s", type=float, default=0.0)
+    args = ap.parse_args()
+    runs = [json.loads(p.read_text()) for p in sorted((args.run_dir / "runs").glob("*.json"))]
+    if not runs:
+        sys.exit(f"{args.run_dir}: no runs/*.json")
+    counted, flop, epochs, seconds = 0, 0.0, 0, 0.0
+    for run in runs:
+        seconds += float(run.get("seconds", 0.0))
+        key = run["key"]
+        if key.get("kind") != "probe" or key.get("probe") not in _PROBES:
+            continue
+        e = int(run["rows"][0]["epochs_run"])
+        dim = _dim(key["encoder"], key.get("encoder_params", {}))
+        rank = int(key.get("probe_params", {}).get("rank", 0)) or dim
+        flop += e * (_epoch_flop(_corpus(key["train"]), dim, rank, train=True)
+                     + _epoch_flop(_corpus(key["dev"]), dim, rank, train=False))
+        counted, epochs = counted + 1, epochs + e
+    gflops = _gflops(args.threads, args.repeats)
+    floor = flop / (gflops * 1e9)
+    print(f"runs: {len(runs)}")
+    print(f"runs_counted: {counted}")
+    print(f"runs_not_counted: {len(runs) - counted}")
+    print(f"epochs_counted: {epochs}")
+    print(f"probe_tflop: {flop / 1e12:.1f}")
+    print(f"matmul_gflops_fp32: {gflops:.1f}")
+    print(f"flop_floor_s: {floor:.0f}")
+    print(f"runs_seconds_sum: {seconds:.0f}")  # summed over workers: not the wall time
+    if args.target_s:
+        print(f"target_s: {args.target_s:.1f}")
+        print(f"floor_over_target: {floor / args.target_s:.2f}")
+
+
+_STATS: dict[str, tuple[int, int]] = {}
+
+
+def _corpus(path: str) -> tuple[int, int]:
+    """(words, sum of squared sentence lengths) of a CoNLL-U file (syntactic words)."""
+    if path not in _STATS:
+        from synrob.perturb.corpus import read_conllu
+
+        lens = [len(s.forms) for s in read_conllu(path)]
+        _STATS[path] = (sum(lens), sum(n * n for n in lens))
+    return _STATS[path]
+
+
+def _epoch_flop(corpus: tuple[int, int], dim: int, rank: int, *, train: bool) -> float:
+    """FLOPs of one epoch over ``corpus`` (words, sum n^2): projection forward (and its
+    gradient for B when ``train``) plus the Gram products (3x with their backward)."""
+    words, sq = corpus
+    passes = 2 if train else 1
+    return passes * 2 * words * dim * rank + (3 if train else 1) * 2 * sq * rank
+
+
+_DIMS: dict[str, int] = {}
+
+
+def _dim(encoder: str, params: dict[str, Any]) -> int:
+    """The encoder's vector size (no weights loaded where the config says it)."""
+    spec = json.dumps([encoder, params], sort_keys=True)
+    if spec not in _DIMS:
+        from synrob.probe.encoders.resolve import resolve_encoder
+
+        _DIMS[spec] = int(resolve_encoder(encoder, dict(params)).dim)
+    return _DIMS[spec]
+
+
+def _gflops(threads: int, repeats: int) -> float:
+    """Median fp32 GFLOP/s of a (2048 x 1024) x (1024 x 1024) linear on ``threads`` threads."""
+    import torch
+
+    torch.set_num_threads(threads)
+    x, w = torch.randn(2048, 1024), torch.randn(1024, 1024)
+    rates = []
+    with torch.inference_mode():
+        torch.nn.functional.linear(x, w)
+        for _ in range(repeats):
+            t = time.perf_counter()
+            torch.nn.functional.linear(x, w)
+            rates.append(2 * 2048 * 1024 * 1024 / (time.perf_counter() - t) / 1e9)
+    return statistics.median(rates)
+
+
+if __name__ == "__main__":
+    main()
