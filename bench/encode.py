@@ -34,11 +34,14 @@
   ``synrob_one_layer_vs_raw_fp32``: synrob (fp32) asked for one layer (``--exit-layer``,
   default 3), which with early exit runs only the blocks that layer needs, over the same
   request run through every block, and over the raw fp32 forward (every layer); interleaved;
+* with ``--op-shares``: ``gemm_gflops_MxKxN`` (and ``gemm_vs_bound``) for each linear shape
+  of the model at the token budget, and ``op_share_<op>``, the share of self CPU time of the
+  six largest ops in a ``torch.profiler`` trace of one raw fp32 pass;
 * with ``--budgets B1,B2,...``: ``budget_sweep_B`` per token budget, raw fp32 and synrob's
   default-dtype extraction on the batches of budget B (interleaved, ``--repeats`` passes).
 
 Usage: ``python bench/encode.py [--device cpu|cuda|auto] [--threads 2] [--skip-rss]
-[--bf16-check] [--budgets 1024,4096] [--exit-layer 3]``.
+[--bf16-check] [--budgets 1024,4096] [--exit-layer 3] [--op-shares]``.
 """
 
 from __future__ import annotations
@@ -78,6 +81,9 @@ def main() -> None:
     ap.add_argument("--bf16-check", action="store_true")
     ap.add_argument("--exit-layer", type=int, default=3,
                     help="the one layer of the early-exit lines (synrob_one_layer_*)")
+    ap.add_argument("--op-shares", action="store_true",
+                    help="profile one raw fp32 pass (op_share_* lines) and time the model's own "
+                         "linear shapes (gemm_gflops_* lines)")
     ap.add_argument("--budgets", default="",
                     help="comma list of token budgets: time the default dtype against raw fp32 "
                          "on the batches of each (budget_sweep lines)")
@@ -166,6 +172,8 @@ def main() -> None:
         print(f"fraction_of_flop_bound: {n_tokens / t_d / bound_d:.3f}")
     if args.budgets:
         _budget_sweep(args, enc, default, sents, sync)
+    if args.op_shares and not str(enc.device).startswith("cuda"):  # a CPU trace
+        _op_shares(args, enc, batches, gflops["float32"])
     if str(enc.device).startswith("cuda"):
         _overlap_check(args, enc, synrob, n_tokens)
     _early_exit_check(args, enc, raw, sync, n_tokens)
@@ -298,6 +306,30 @@ def _early_exit_check(args: argparse.Namespace, enc: Any, raw: Any, sync: Any,
     print(f"synrob_one_layer_vs_raw_fp32: {best['raw'] / best['exit']:.3f}")
 
 
+def _op_shares(args: argparse.Namespace, enc: Any, batches: list[Any], bound_gflops: float
+               ) -> None:
+    """Where the raw fp32 forward's time goes: ``op_share_<op>`` (self CPU time of the largest
+    ops in a ``torch.profiler`` trace of one raw pass over ``batches``; ``addmm`` is the linear
+    layers), and ``gemm_gflops_MxKxN`` / ``gemm_vs_bound``: the fp32 rate of each linear shape
+    the model runs (M = the token budget), timed like the bound's (2048 x 1024 x 1024)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    cfg = enc.model.config
+    d, ffn = cfg.hidden_size, getattr(cfg, "intermediate_size", 4 * cfg.hidden_size)
+    m = max(int(b.input_ids.numel()) for b in batches)
+    for k, n in sorted({(d, d), (d, ffn), (ffn, d)}):
+        rate = _linear_gflops(torch, "float32", args.device, shape=(m, k, n), repeats=5)
+        print(f"gemm_gflops_{m}x{k}x{n}: {rate:.1f} (gemm_vs_bound {rate / bound_gflops:.3f})")
+    _raw_pass(enc, batches, lambda: None)  # warm
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        _raw_pass(enc, batches, lambda: None)
+    rows = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in rows)
+    for e in rows[:6]:
+        print(f"op_share_{e.key.removeprefix('aten::')}: {e.self_cpu_time_total / total:.3f}")
+
+
 def _corpus_batches(enc: Any, sents: list[Any]) -> list[Any]:
     """The batches :func:`encode_corpus` builds with ``enc``: per chunk of the corpus,
     length-sorted under the encoder's token budget."""
@@ -310,13 +342,16 @@ def _corpus_batches(enc: Any, sents: list[Any]) -> list[Any]:
             for b in enc.batches(enc.sequences(sents[a:c]))]
 
 
-def _linear_gflops(torch: Any, dtype: str, device: str, repeats: int = 3) -> float:
-    """GFLOP/s of a (2048 x 1024) x (1024 x 1024) linear layer in ``dtype``."""
+def _linear_gflops(torch: Any, dtype: str, device: str, repeats: int = 3,
+                   shape: tuple[int, int, int] = (2048, 1024, 1024)) -> float:
+    """GFLOP/s of an (M x K) x (K x N) linear layer in ``dtype`` (default: 2048 x 1024 x
+    1024, the bound's shape); best of ``repeats``."""
     dev = "cpu" if device == "auto" and not torch.cuda.is_available() else device
     dev = "cuda" if dev == "auto" else dev
     dt = getattr(torch, dtype)
-    x = torch.randn(2048, 1024, device=dev).to(dt)
-    w = torch.randn(1024, 1024, device=dev).to(dt)
+    m, k, n = shape
+    x = torch.randn(m, k, device=dev).to(dt)
+    w = torch.randn(n, k, device=dev).to(dt)
     with torch.inference_mode():
         torch.nn.functional.linear(x, w)
         best = float("inf")
@@ -326,7 +361,7 @@ def _linear_gflops(torch: Any, dtype: str, device: str, repeats: int = 3) -> flo
             if dev.startswith("cuda"):
                 torch.cuda.synchronize()
             best = min(best, time.perf_counter() - t)
-    return 2 * 2048 * 1024 * 1024 / best / 1e9
+    return 2 * m * k * n / best / 1e9
 
 
 def _flop_per_token(config: Any, mean_len: float) -> float:
