@@ -64,9 +64,9 @@ def main() -> None:
     print(f"runs_counted: {counted}")
     print(f"runs_not_counted: {len(runs) - counted}")
     print(f"epochs_counted: {epochs}")
-    print(f"probe_tflop: {flop / 1e12:.1f}")
+    print(f"probe_tflop: {flop / 1e12:.3f}")
     print(f"matmul_gflops_fp32: {gflops:.1f}")
-    print(f"flop_floor_s: {floor:.0f}")
+    print(f"flop_floor_s: {floor:.1f}")
     print(f"runs_seconds_sum: {seconds:.0f}")  # summed over workers: not the wall time
     if args.target_s:
         print(f"target_s: {args.target_s:.1f}")

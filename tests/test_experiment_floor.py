@@ -1,0 +1,60 @@
+"""bench/experiment_floor.py: the FLOP floor counts the structural and perceptron runs of an
+experiment directory from their epochs and treebanks, and nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from synrob.perturb.corpus import read_conllu
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _write(runs: Path, name: str, key: dict, epochs: int | None) -> None:
+    rows = [{"epochs_run": epochs, "metric": "uuas"}] if epochs is not None else [{}]
+    (runs / f"{name}.json").write_text(json.dumps({"key": key, "seconds": 12.5, "rows": rows}))
+
+
+def _stats(path: Path) -> tuple[int, int]:
+    lens = [len(s.forms) for s in read_conllu(path)]
+    return sum(lens), sum(n * n for n in lens)
+
+
+def test_floor_of_two_probe_runs(tmp_path: Path, ewt_dev: Path, ewt_test: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    base = {"kind": "probe", "encoder": "minilm", "encoder_params": {},
+            "train": str(ewt_dev), "dev": str(ewt_test)}
+    _write(runs, "a", {**base, "probe": "structural", "probe_params": {"rank": 0}}, 3)
+    _write(runs, "b", {**base, "probe": "perceptron", "probe_params": {"rank": 64}}, 2)
+    _write(runs, "c", {**base, "probe": "linear", "task": "pos"}, 5)  # another probe
+    _write(runs, "d", {"kind": "baselines", "probe": "structural"}, None)  # trains nothing
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "experiment_floor.py"),
+                          str(tmp_path), "--repeats", "1", "--target-s", "10"],
+                         capture_output=True, text=True, check=True)
+    got = dict(line.split(": ", 1) for line in out.stdout.splitlines())
+    (w, s), (wd, sd) = _stats(ewt_dev), _stats(ewt_test)
+
+    def epoch(rank: int) -> int:  # train: projection fwd + grad of B, Gram x3; dev: fwd only
+        return 4 * w * 384 * rank + 6 * s * rank + 2 * wd * 384 * rank + 2 * sd * rank
+
+    expected = 3 * epoch(384) + 2 * epoch(64)
+    assert got["runs"] == "4" and got["runs_counted"] == "2" and got["runs_not_counted"] == "2"
+    assert got["epochs_counted"] == "5"
+    assert float(got["probe_tflop"]) == pytest.approx(expected / 1e12, abs=5e-4)
+    rate = float(got["matmul_gflops_fp32"])
+    assert float(got["flop_floor_s"]) == pytest.approx(expected / (rate * 1e9), abs=0.1)
+    assert float(got["runs_seconds_sum"]) == pytest.approx(50.0, abs=0.5)
+    assert float(got["floor_over_target"]) == pytest.approx(expected / (rate * 1e9) / 10,
+                                                            abs=0.01)
+
+
+def test_a_directory_without_runs_is_one_line(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "experiment_floor.py"),
+                          str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode != 0 and "no runs/*.json" in out.stderr
+    assert "Traceback" not in out.stderr
