@@ -1,8 +1,9 @@
 """CUDA paths, run where torch sees a GPU (skipped elsewhere): extraction, probe training and
-prefix-shared coCO on the GPU give what the CPU gives, and ``auto`` resolves as documented.
+prefix-shared coCO on the GPU give what the CPU gives, early exit and the overlapped loop change
+no value, and ``auto`` resolves as documented.
 
-The tiny random models come from the ``tiny_ewt_lms`` fixture (tests/conftest.py, built from
-configs), so no hub access is needed.
+The tiny random models come from the ``tiny_ewt_lms`` and ``tiny_deep_models`` fixtures
+(tests/conftest.py, built from configs), so no hub access is needed.
 """
 
 from __future__ import annotations
@@ -103,3 +104,25 @@ def test_cuda_overlapped_loop_equals_the_serial_loop(tiny_bert: Path, ewt_dev: P
         out[overlap] = enc.encode_flat(sents, [0, 1, 2])
     for name in ("words", "first", "last"):
         assert np.array_equal(getattr(out[True], name), getattr(out[False], name)), name
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt2"])
+def test_cuda_early_exit_equals_the_full_pass(kind: str, tiny_deep_models: dict[str, Path],
+                                              ewt_dev: Path) -> None:
+    """On the GPU, a pass cut after the blocks a layer needs gives the full pass's vectors
+    (4-block models; GPT-2 runs one more block, for its final norm)."""
+    from synrob.probe import representations as reps
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    sents = reps.read_words(ewt_dev)[:400]
+    enc = resolve_encoder(str(tiny_deep_models[kind]), {"device": "cuda",
+                                                        "precision": "float32"})
+    enc.load()
+    assert enc._exit_plan is not None and enc.blocks_run([1]) == (1 if kind == "bert" else 2)
+    for layers in ([1], [0, 2], [4]):
+        enc.early_exit = False
+        full = enc.encode_flat(sents, layers)
+        enc.early_exit = True
+        cut = enc.encode_flat(sents, layers)
+        for name in ("words", "first", "last"):
+            assert np.array_equal(getattr(cut, name), getattr(full, name)), (layers, name)

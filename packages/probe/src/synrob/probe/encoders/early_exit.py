@@ -88,7 +88,10 @@ def plan(model: Any, n_blocks: int, run: Run) -> EarlyExit | None:
     if where is None:
         return None
     exit_ = EarlyExit(*where, extra=0)
-    full = run(model)
+    try:
+        full = run(model)
+    except Exception:  # the model cannot give hidden states: encoding will say so, not this
+        return None
     same_last = []
     for keep in sorted({1, n_blocks - 1}):
         try:

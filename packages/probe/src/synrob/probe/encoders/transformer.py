@@ -394,7 +394,8 @@ class TransformerEncoder(Encoder):
         return out
 
     def hidden(self, batch: Batch, layers: Sequence[int]) -> list[Any]:
-        """Hidden states of the requested layers, each a (batch, max_len, dim) tensor."""
+        """Hidden states of the requested layers, each a (batch, max_len, dim) tensor; the
+        model runs only the blocks they need (:meth:`blocks_run`)."""
         import torch
 
         cut = (self._exit_plan.cut(layers) if self.early_exit and self._exit_plan is not None
