@@ -37,11 +37,13 @@
 * with ``--op-shares``: ``gemm_gflops_MxKxN`` (and ``gemm_vs_bound``) for each linear shape
   of the model at the token budget, and ``op_share_<op>``, the share of self CPU time of the
   six largest ops in a ``torch.profiler`` trace of one raw fp32 pass;
+* with ``--attention-kernels``: ``raw_fp32_sdpa_s``, ``raw_fp32_eager_s`` and
+  ``fp32_eager_vs_sdpa``, the raw fp32 forward with each attention kernel, interleaved;
 * with ``--budgets B1,B2,...``: ``budget_sweep_B`` per token budget, raw fp32 and synrob's
   default-dtype extraction on the batches of budget B (interleaved, ``--repeats`` passes).
 
 Usage: ``python bench/encode.py [--device cpu|cuda|auto] [--threads 2] [--skip-rss]
-[--bf16-check] [--budgets 1024,4096] [--exit-layer 3] [--op-shares]``.
+[--bf16-check] [--budgets 1024,4096] [--exit-layer 3] [--op-shares] [--attention-kernels]``.
 """
 
 from __future__ import annotations
@@ -84,6 +86,9 @@ def main() -> None:
     ap.add_argument("--op-shares", action="store_true",
                     help="profile one raw fp32 pass (op_share_* lines) and time the model's own "
                          "linear shapes (gemm_gflops_* lines)")
+    ap.add_argument("--attention-kernels", action="store_true",
+                    help="time the raw fp32 forward with SDPA and with eager attention "
+                         "(fp32_eager_vs_sdpa)")
     ap.add_argument("--budgets", default="",
                     help="comma list of token budgets: time the default dtype against raw fp32 "
                          "on the batches of each (budget_sweep lines)")
@@ -174,6 +179,8 @@ def main() -> None:
         _budget_sweep(args, enc, default, sents, sync)
     if args.op_shares and not str(enc.device).startswith("cuda"):  # a CPU trace
         _op_shares(args, enc, batches, gflops["float32"])
+    if args.attention_kernels:
+        _attention_kernels(args, batches, sync)
     if str(enc.device).startswith("cuda"):
         _overlap_check(args, enc, synrob, n_tokens)
     _early_exit_check(args, enc, raw, sync, n_tokens)
@@ -328,6 +335,27 @@ def _op_shares(args: argparse.Namespace, enc: Any, batches: list[Any], bound_gfl
     total = sum(e.self_cpu_time_total for e in rows)
     for e in rows[:6]:
         print(f"op_share_{e.key.removeprefix('aten::')}: {e.self_cpu_time_total / total:.3f}")
+
+
+def _attention_kernels(args: argparse.Namespace, batches: list[Any], sync: Any) -> None:
+    """The raw fp32 forward over ``batches`` with MiniLM loaded with SDPA and with eager
+    attention, interleaved ``--repeats`` times: ``raw_fp32_<kernel>_s`` (best, median) and
+    ``fp32_eager_vs_sdpa`` (best SDPA time over best eager time)."""
+    import numpy as np
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    encs = {}
+    for kernel in ("sdpa", "eager"):
+        encs[kernel] = resolve_encoder("minilm", {"device": args.device, "precision": "float32",
+                                                  "attention": kernel})
+        encs[kernel].load()
+    times: dict[str, list[float]] = {k: [] for k in encs}
+    for _ in range(args.repeats):
+        for kernel, e in encs.items():
+            times[kernel].append(_raw_pass(e, batches, sync))
+    for kernel, ts in times.items():
+        print(f"raw_fp32_{kernel}_s: {min(ts):.2f} (median {float(np.median(ts)):.2f})")
+    print(f"fp32_eager_vs_sdpa: {min(times['sdpa']) / min(times['eager']):.3f}")
 
 
 def _corpus_batches(enc: Any, sents: list[Any]) -> list[Any]:
