@@ -186,3 +186,48 @@ def test_gold_edges_without_punct_equal_tree_edges_among_kept_leaves():
     keep = np.array([True, True, True, True, False])
     assert metrics.gold_edges(heads, keep=keep) == {(0, 1), (1, 2), (2, 3)}
     assert metrics.gold_edges(heads) == {(0, 1), (1, 2), (2, 3), (1, 4)}
+
+
+def _per_sentence_pairs(w: np.ndarray, lens: list[int]) -> tuple[list[int], list[int], list[int]]:
+    out: tuple[list[int], list[int], list[int]] = ([], [], [])
+    for r, n in enumerate(lens):
+        if n >= 2:
+            rows, cols = metrics.mst_pairs(w[r, :n, :n])
+            out[0].extend([r] * len(rows))
+            out[1].extend(rows)
+            out[2].extend(cols)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(lens=st.lists(st.integers(0, 45), min_size=1, max_size=9), seed=st.integers(0, 10_000),
+       ties=st.booleans())
+def test_mst_pairs_batch_is_mst_pairs_per_sentence_in_the_same_order(lens, seed, ties):
+    # the perceptron probe's loss sums its trees' scores in this order: same edges, same order
+    rng = np.random.default_rng(seed)
+    width = max(lens)
+    w = (rng.integers(1, 4, size=(len(lens), width, width)).astype(float) if ties
+         else rng.random((len(lens), width, width)) + 0.5)
+    got = metrics.mst_pairs_batch(w, lens)
+    assert [a.tolist() for a in got] == list(_per_sentence_pairs(w, lens))
+    assert all(a.dtype == np.int64 for a in got)
+
+
+def test_mst_pairs_batch_uses_both_paths_and_keeps_their_trees(monkeypatch):
+    rng = np.random.default_rng(3)
+    lens = [12, 1, 0, 9, 12]
+    w = rng.integers(1, 3, size=(5, 12, 12)).astype(float)
+    w[3, 9:, :] = np.nan  # outside sentence 3's block: ignored
+    calls = []
+    per_sentence = metrics._per_sentence
+    monkeypatch.setattr(metrics, "_per_sentence", lambda *a: calls.append(1) or per_sentence(*a))
+    minimax = metrics.mst_pairs_batch(w, lens)
+    assert not calls  # short and finite: the minimax ranks
+    monkeypatch.setattr(metrics, "MINIMAX_MAX_LEN", 8)
+    kruskal = metrics.mst_pairs_batch(w, lens)
+    assert calls  # longer than the limit: per sentence
+    assert [a.tolist() for a in minimax] == [a.tolist() for a in kruskal]
+    w[0, 2, 5] = np.nan  # a missing edge inside a block: per sentence (a forest may result)
+    calls.clear()
+    got = metrics.mst_pairs_batch(w, lens)
+    assert calls and [a.tolist() for a in got] == list(_per_sentence_pairs(w, lens))

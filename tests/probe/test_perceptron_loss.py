@@ -110,3 +110,19 @@ def test_a_probe_that_parses_every_sentence_has_zero_loss_and_gradient():
         loss, grad = _loss_and_grad(fn, probe, module, x, batch)
         assert loss == 0.0
         assert torch.count_nonzero(grad) == 0
+
+
+def test_batched_loss_equals_the_loop_on_long_sentences():
+    """Batches past the minimax length limit take the per-sentence trees: same loss."""
+    from synrob.probe.metrics import MINIMAX_MAX_LEN
+
+    rng = np.random.default_rng(7)
+    probe = PerceptronProbe(rank=8, margin=1.0)
+    torch.manual_seed(7)
+    module = probe.build(16, 0, "distance")
+    x, batch = _random_batch(rng, [MINIMAX_MAX_LEN + 9, 3, MINIMAX_MAX_LEN + 2], 16)
+    new, g_new = _loss_and_grad(probe.loss, probe, module, x, batch)
+    old, g_old = _loss_and_grad(lambda m, a, b: _loop_loss(probe, m, a, b), probe, module, x,
+                                batch)
+    assert new == pytest.approx(old, rel=1e-5, abs=1e-6) and new > 0
+    torch.testing.assert_close(g_new, g_old, rtol=1e-5, atol=1e-6)
