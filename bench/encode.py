@@ -134,11 +134,11 @@ def main() -> None:
     def raw() -> float:
         return _raw_pass(enc, batches, sync)
 
-    def synrob(encoder: Any = enc) -> float:
+    def synrob(encoder: Any = enc, layers: Any = "all") -> float:
         reps._cache.clear()
         sync()
         t0 = time.perf_counter()
-        reps.encode_corpus(encoder, args.input, layers="all", dtype="float16")
+        reps.encode_corpus(encoder, args.input, layers=layers, dtype="float16")
         sync()
         return time.perf_counter() - t0
 
@@ -183,7 +183,7 @@ def main() -> None:
         _attention_kernels(args, batches, sync)
     if str(enc.device).startswith("cuda"):
         _overlap_check(args, enc, synrob, n_tokens)
-    _early_exit_check(args, enc, raw, sync, n_tokens)
+    _early_exit_check(args, enc, raw, synrob, n_tokens)
 
     # naive: one sentence per forward pass, per-word pooling in Python
     sub = sents[: args.naive_sentences]
@@ -284,13 +284,11 @@ def _overlap_check(args: argparse.Namespace, enc: Any, synrob: Any, n_tokens: in
     print(f"overlap_speedup: {min(times[False]) / min(times[True]):.3f}")
 
 
-def _early_exit_check(args: argparse.Namespace, enc: Any, raw: Any, sync: Any,
+def _early_exit_check(args: argparse.Namespace, enc: Any, raw: Any, synrob: Any,
                       n_tokens: int) -> None:
     """synrob (fp32 encoder ``enc``) asked for one layer (``--exit-layer``), with and without
     early exit (its ``early_exit``, switched between passes), interleaved ``--repeats`` times
     with the raw fp32 forward (every layer, as a plain ``model(**batch)`` computes them)."""
-    from synrob.probe import representations as reps
-
     layer = args.exit_layer
     times: dict[str, list[float]] = {"raw": [], "full": [], "exit": []}
     try:
@@ -298,12 +296,7 @@ def _early_exit_check(args: argparse.Namespace, enc: Any, raw: Any, sync: Any,
             times["raw"].append(raw())
             for name, on in (("full", False), ("exit", True)):
                 enc.early_exit = on
-                reps._cache.clear()
-                sync()
-                t0 = time.perf_counter()
-                reps.encode_corpus(enc, args.input, layers=[layer], dtype="float16")
-                sync()
-                times[name].append(time.perf_counter() - t0)
+                times[name].append(synrob(enc, [layer]))
     finally:
         del enc.early_exit  # back to the class default
     best = {k: min(v) for k, v in times.items()}

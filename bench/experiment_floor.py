@@ -11,8 +11,8 @@ skip, from the epochs it really ran (``epochs_run``) and the treebanks it read:
 * the MSTs, spanning trees, optimiser steps, test scoring and everything else count 0.
 
 ``flop_floor_s`` is that work at this machine's fp32 matrix-product rate
-(``matmul_gflops_fp32``: the median of ``--repeats`` (2048 x 1024) x (1024 x 1024)
-``torch.nn.functional.linear`` on ``--threads`` threads, as bench/encode.py measures it), so
+(``matmul_gflops_fp32``: the median of ``--repeats`` measurements of bench/encode.py's
+(2048 x 1024) x (1024 x 1024) ``torch.nn.functional.linear``, on ``--threads`` threads), so
 it is a lower bound of the runs' wall time on the whole machine (all ``--threads`` cores): no
 implementation of the same runs can be faster here. ``runs_seconds_sum`` adds the runs' own
 ``seconds`` (with ``--workers N`` they overlapped, so it is not the wall time).
@@ -28,11 +28,9 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
 _PROBES = ("structural", "perceptron")
 
 
@@ -108,19 +106,13 @@ def _dim(encoder: str, params: dict[str, Any]) -> int:
 
 
 def _gflops(threads: int, repeats: int) -> float:
-    """Median fp32 GFLOP/s of a (2048 x 1024) x (1024 x 1024) linear on ``threads`` threads."""
+    """Median over ``repeats`` of bench/encode.py's fp32 GFLOP/s of the bound's linear layer,
+    on ``threads`` CPU threads."""
     import torch
+    from encode import _linear_gflops  # bench/ is this script's directory, first on sys.path
 
     torch.set_num_threads(threads)
-    x, w = torch.randn(2048, 1024), torch.randn(1024, 1024)
-    rates = []
-    with torch.inference_mode():
-        torch.nn.functional.linear(x, w)
-        for _ in range(repeats):
-            t = time.perf_counter()
-            torch.nn.functional.linear(x, w)
-            rates.append(2 * 2048 * 1024 * 1024 / (time.perf_counter() - t) / 1e9)
-    return statistics.median(rates)
+    return statistics.median(_linear_gflops(torch, "float32", "cpu") for _ in range(repeats))
 
 
 if __name__ == "__main__":

@@ -4,14 +4,13 @@ encoder's vectors unchanged - on tiny models built from configs and on MiniLM wi
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from synrob.perturb.corpus import read_conllu
+from synrob.probe.representations import read_words
 
-# architecture -> (config factory of a 4-block model, expected ``extra``; None: runs in full)
+#: blocks of every model built here
 N_BLOCKS = 4
 
 
@@ -33,6 +32,7 @@ def _config(kind: str) -> Any:
     return tf.T5Config(d_model=32, num_layers=N_BLOCKS, num_heads=2, d_ff=64, d_kv=16, **small)
 
 
+# architecture -> expected ``extra`` of its plan (None: no plan, it runs in full)
 EXPECTED_EXTRA = {"bert": 0, "roberta": 0, "gpt2": 1, "llama": 1, "t5": 1, "albert": None}
 
 
@@ -118,15 +118,6 @@ def test_no_plan_without_a_unique_block_list():
 
 
 # ---------------------------------------------------------------- through the encoder
-def _sentences(path: Path, n: int) -> list[list[str]]:
-    out = []
-    for s in read_conllu(path):
-        out.append(s.forms)
-        if len(out) == n:
-            return out
-    return out
-
-
 def _assert_same(a: Any, b: Any) -> None:
     for name in ("words", "first", "last", "offsets"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
@@ -137,7 +128,7 @@ def _assert_same(a: Any, b: Any) -> None:
 def test_encoder_vectors_equal_the_full_pass_and_fewer_blocks_run(kind, tiny_deep_models, ewt_dev):
     from synrob.probe.encoders.resolve import resolve_encoder
 
-    sents = _sentences(ewt_dev, 150)
+    sents = read_words(ewt_dev)[:150]
     enc = resolve_encoder(str(tiny_deep_models[kind]), {"device": "cpu", "token_budget": 400})
     enc.load()
     extra = EXPECTED_EXTRA[kind]
@@ -162,7 +153,7 @@ def test_encoder_vectors_equal_the_full_pass_and_fewer_blocks_run(kind, tiny_dee
 def test_minilm_one_layer_runs_half_the_blocks_with_the_same_vectors(ewt_dev):
     from synrob.probe.encoders.resolve import resolve_encoder
 
-    sents = _sentences(ewt_dev, 300)
+    sents = read_words(ewt_dev)[:300]
     enc = resolve_encoder("minilm", {"device": "cpu", "precision": "float32"})
     enc.load()
     assert enc._exit_plan is not None and enc._exit_plan.extra == 0  # BERT: no final norm

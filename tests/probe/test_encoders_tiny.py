@@ -286,4 +286,4 @@ class _OnCpu:
 
     def __init__(self, enc) -> None:
         self.model, self.device = enc.model, "cpu"
-        self.early_exit, self._exit_plan = enc.early_exit, enc._exit_plan
+        self._active_exit = enc._active_exit

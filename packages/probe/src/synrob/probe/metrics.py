@@ -107,9 +107,7 @@ def mst_pairs_batch(weights: np.ndarray, lengths: Sequence[int]
     for k in range(width):
         np.maximum(mm[:, :, k, None], mm[:, None, k, :], out=tmp)
         np.minimum(mm, tmp, out=mm)
-    upper = np.zeros((width, width), dtype=bool)
-    upper[iu, ju] = True
-    return np.nonzero((rank == mm) & upper[None] & block)
+    return np.nonzero((rank == mm) & _upper_mask(width)[None] & block)
 
 
 def _per_sentence(w: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -141,6 +139,14 @@ def _mst_upper(weights: np.ndarray) -> set[Edge]:
 def _upper_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
     """Row and column indices of the strict upper triangle of an (m, m) matrix, row-major."""
     return np.triu_indices(m, k=1)
+
+
+@lru_cache(maxsize=512)
+def _upper_mask(m: int) -> np.ndarray:
+    """(m, m) bool, True on the strict upper triangle (read only: shared by every call)."""
+    mask = np.triu(np.ones((m, m), dtype=bool), k=1)
+    mask.flags.writeable = False
+    return mask
 
 
 def _kruskal(rows: list[int], cols: list[int], m: int) -> set[Edge]:

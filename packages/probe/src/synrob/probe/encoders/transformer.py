@@ -259,13 +259,16 @@ class TransformerEncoder(Encoder):
 
         return plan_early_exit(self.model, int(self.config.num_hidden_layers), run)
 
+    @property
+    def _active_exit(self) -> EarlyExit | None:
+        """The early-exit plan forward passes use: None when they run the whole model."""
+        return self._exit_plan if self.early_exit else None
+
     def blocks_run(self, layers: Sequence[int]) -> int:
         """How many of the model's blocks a forward pass for ``layers`` runs."""
         self.load()
-        full = self.num_layers - 1
-        if not self.early_exit or self._exit_plan is None:
-            return full
-        return self._exit_plan.depth(layers)
+        plan = self._active_exit
+        return self.num_layers - 1 if plan is None else plan.depth(layers)
 
     # ------------------------------------------------------------------ tokenization
     def _tokenize(self, sents: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -398,9 +401,8 @@ class TransformerEncoder(Encoder):
         model runs only the blocks they need (:meth:`blocks_run`)."""
         import torch
 
-        cut = (self._exit_plan.cut(layers) if self.early_exit and self._exit_plan is not None
-               else nullcontext())
-        with torch.inference_mode(), cut:
+        plan = self._active_exit
+        with torch.inference_mode(), nullcontext() if plan is None else plan.cut(layers):
             out = self.model(
                 input_ids=batch.input_ids.to(self.device),
                 attention_mask=batch.attention_mask.to(self.device),

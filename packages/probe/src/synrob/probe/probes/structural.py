@@ -130,7 +130,7 @@ class PerceptronProbe(StructuralProbe):
             aug = dn[r, :n, :n] - margin * (~gold_np[r, :n, :n])
             weights[r, :n, :n] = aug - aug.min() + 1.0
         b_i, r_i, c_i = (torch.as_tensor(v, dtype=torch.long, device=d.device)
-                         for v in mst_pairs_batch(weights, [n if n >= 2 else 0 for n in lens]))
+                         for v in mst_pairs_batch(weights, lens))
         edge = d[b_i, r_i, c_i] - margin * (~gold[b_i, r_i, c_i]).to(d.dtype)
         mst_score = d.new_zeros(d.shape[0]).index_add_(0, b_i, edge)  # (b,)
         gold_score = torch.triu(d * gold.to(d.dtype), diagonal=1).sum((1, 2))  # (b,)
