@@ -119,3 +119,79 @@ def test_align_by_source_position_or_none(tmp_path):
     assert how == "source" and ci.tolist() == [2, 0, 0] and pi.tolist() == [0, 1, 2]
     assert st.align_pairs(str(clean), str(plain), 3, 2) is None
     assert st.align_pairs(str(clean), str(plain), 2, 2)[2] == "position"
+
+
+def _hard_distance_preds(gold, rng):
+    """float32 predictions with ties (rounded), negatives, and a NaN row in every 7th sentence."""
+    out = []
+    for k, n in enumerate(gold.lengths.tolist()):
+        x = rng.normal(size=(n, 2))
+        d = np.round(np.linalg.norm(x[:, None] - x[None], axis=-1) * 2, 0) - 0.5
+        if k % 7 == 0 and n > 1:
+            d[0, :] = d[:, 0] = np.nan
+        out.append(d.astype(np.float32))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_distance_evaluate_is_the_corpus_metric_functions(gold, seed):
+    """DistanceTask.evaluate, now from per-sentence counts, gives exactly the values of
+    metrics.uuas / dspr / sdr on the whole corpus (ties, negative and NaN distances)."""
+    from synrob.probe import metrics
+
+    preds = _hard_distance_preds(gold, np.random.default_rng(seed))
+    gd = [gold.distances(i) for i in range(len(gold))]
+    heads = gold.head_lists()
+    punct = [gold.punct(i) for i in range(len(gold))]
+    with pytest.warns(RuntimeWarning):  # nanmean of the NaN rows
+        expected = {"uuas": metrics.uuas(preds, heads, punct, gd),
+                    "uuas_punct": metrics.uuas(preds, heads), "dspr": metrics.dspr(preds, gd),
+                    "sdr": metrics.sdr(preds, gd), "sentences": float(len(gold))}
+    with pytest.warns(RuntimeWarning):
+        got = DistanceTask().evaluate(gold, preds)
+    assert list(got) == list(expected)
+    for k in expected:
+        assert got[k] == expected[k] or (np.isnan(got[k]) and np.isnan(expected[k])), k
+
+
+@pytest.mark.parametrize("make", [DistanceTask, DepthTask, PosTask])
+def test_score_is_evaluate_and_sentence_stats(make, gold):
+    """stats.score computes a distance task's per-sentence trees once; its metrics and
+    statistics equal evaluate() and sentence_stats() computed apart, bit for bit."""
+    task = make()
+    task.fit(load_gold(sample_path("train")))
+    preds = _random_preds(task, gold, np.random.default_rng(3))
+    metrics, stats = st.score(task, gold, preds)
+    assert metrics == task.evaluate(gold, preds)
+    apart = st.sentence_stats(task, gold, preds)
+    assert list(stats) == list(apart)
+    for k, s in stats.items():
+        assert s.form == apart[k].form
+        np.testing.assert_array_equal(s.a, apart[k].a)
+        np.testing.assert_array_equal(s.b, apart[k].b)
+
+
+def test_score_keeps_an_overridden_evaluate(gold):
+    """A distance task that overrides evaluate is scored by its own evaluate."""
+
+    class Shifted(DistanceTask):
+        name = "shifted-test"
+
+        def evaluate(self, gold, predictions):
+            return {"uuas": 0.5}
+
+    metrics, stats = st.score(Shifted(), gold, _random_preds(DistanceTask(), gold,
+                                                             np.random.default_rng(4)))
+    assert metrics == {"uuas": 0.5}
+    assert set(stats) == {"uuas", "uuas_punct", "dspr", "sdr"}
+
+
+def test_gold_tree_edges_are_kept_and_match_gold_edges(gold):
+    from synrob.probe import metrics
+
+    for i in range(len(gold)):
+        keep = ~gold.punct(i)
+        heads = gold.heads[i].tolist()
+        assert gold.tree_edges(i) == metrics.gold_edges(heads)
+        assert gold.tree_edges(i, punct=False) == metrics.gold_edges(heads, gold.distances(i), keep)
+        assert gold.tree_edges(i, punct=False) is gold.tree_edges(i, punct=False)

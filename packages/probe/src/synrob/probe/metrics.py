@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -28,6 +29,8 @@ __all__ = [
     "rank_rows",
     "mst_pairs",
     "mst_pairs_batch",
+    "DistanceScores",
+    "distance_scores",
 ]
 
 Edge = tuple[int, int]
@@ -207,6 +210,69 @@ def uuas(pred_dists: Sequence[np.ndarray], heads: Sequence[Sequence[int]],
         correct += len(gold & pred)
         total += len(gold)
     return correct / total if total else float("nan")
+
+
+@dataclass
+class DistanceScores:
+    """Per-sentence counts behind the corpus distance metrics, each (n_sentences,) float64.
+
+    ``right`` / ``edges``: correct and gold edges without punctuation (UUAS); ``right_punct`` /
+    ``edges_punct``: with it; ``rho``: the sentence's mean row Spearman, NaN outside the DSpr
+    lengths; ``lengths``: words, -1 outside them; ``sdr_right`` / ``sdr_pairs``: pairs whose
+    rounded distance is right, and pairs. :meth:`corpus` gives the corpus values, equal to those
+    of :func:`uuas`, :func:`dspr` and :func:`sdr` (tests/probe/test_metrics.py).
+    """
+
+    right: np.ndarray
+    edges: np.ndarray
+    right_punct: np.ndarray
+    edges_punct: np.ndarray
+    rho: np.ndarray
+    lengths: np.ndarray
+    sdr_right: np.ndarray
+    sdr_pairs: np.ndarray
+
+    def corpus(self) -> dict[str, float]:
+        """``uuas``, ``uuas_punct``, ``dspr`` and ``sdr`` over the whole corpus."""
+        per = [(int(n), float(r)) for n, r in zip(self.lengths, self.rho, strict=True) if n >= 0]
+        return {"uuas": _sum_ratio(self.right, self.edges),
+                "uuas_punct": _sum_ratio(self.right_punct, self.edges_punct),
+                "dspr": _length_averaged(per, 0, np.iinfo(np.int64).max),
+                "sdr": _sum_ratio(self.sdr_right, self.sdr_pairs)}
+
+
+def _sum_ratio(a: np.ndarray, b: np.ndarray) -> float:
+    """sum(a) / sum(b) of integer counts, as Python integers (NaN for no b)."""
+    num, den = int(a.sum()), int(b.sum())
+    return num / den if den else float("nan")
+
+
+def distance_scores(pred_dists: Sequence[np.ndarray], gold_dists: Sequence[np.ndarray],
+                    gold_kept: Sequence[set[Edge] | frozenset[Edge]],
+                    gold_all: Sequence[set[Edge] | frozenset[Edge]],
+                    punct: Sequence[np.ndarray], lo: int = 5, hi: int = 50) -> DistanceScores:
+    """:class:`DistanceScores` of a corpus: each sentence's predicted trees and row Spearman
+    computed once. ``gold_kept`` / ``gold_all``: each sentence's gold edges without / with
+    punctuation (:func:`gold_edges`); ``punct`` (n,) bool masks; DSpr lengths ``lo..hi``."""
+    k = len(pred_dists)
+    cols = np.zeros((8, k), dtype=np.float64)
+    cols[4] = np.nan
+    cols[5] = -1.0
+    for i, (pd, gd) in enumerate(zip(pred_dists, gold_dists, strict=True)):
+        pd = np.asarray(pd, dtype=np.float64)
+        keep = ~np.asarray(punct[i], dtype=bool)
+        cols[0, i] = len(gold_kept[i] & mst_edges(pd, keep))
+        cols[1, i] = len(gold_kept[i])
+        cols[2, i] = len(gold_all[i] & mst_edges(pd))
+        cols[3, i] = len(gold_all[i])
+        n = gd.shape[0]
+        if lo <= n <= hi:
+            cols[4, i] = float(np.nanmean(row_spearman(pd, np.asarray(gd, dtype=np.float64))))
+            cols[5, i] = n
+        iu = _upper_pairs(n)
+        cols[6, i] = np.sum(np.rint(pd[iu]) == np.asarray(gd)[iu])
+        cols[7, i] = iu[0].size
+    return DistanceScores(*cols)
 
 
 def rank_rows(a: np.ndarray) -> np.ndarray:

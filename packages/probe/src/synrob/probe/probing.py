@@ -24,7 +24,7 @@ from .training import Features, TrainLog, fit, make_batches, predict
 from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
-           "train_probe", "evaluate_probe", "run_probe", "evaluate_baselines", "SavedSetup",
+           "train_probe", "predict_probe", "evaluate_probe", "run_probe", "evaluate_baselines", "SavedSetup",
            "read_saved", "check_saved"]
 
 #: ``(conllu path, layer) -> Features`` for that file's syntactic words.
@@ -128,11 +128,17 @@ def train_probe(task: Task, probe: Probe, train: tuple[Features, GoldCorpus],
     return module, log
 
 
+def predict_probe(task: Task, probe: Probe, module: Any, feats: Features, gold: GoldCorpus,
+                  device: str = "cpu") -> list[np.ndarray]:
+    """Per-sentence predictions of a trained module on one file."""
+    data = _data(task, feats, gold, 64, resolve_device(device), with_targets=False)
+    return predict(probe, module, data)
+
+
 def evaluate_probe(task: Task, probe: Probe, module: Any, feats: Features, gold: GoldCorpus,
                    device: str = "cpu") -> tuple[dict[str, float], list[np.ndarray]]:
     """Metrics and per-sentence predictions of a trained module on one file."""
-    data = _data(task, feats, gold, 64, resolve_device(device), with_targets=False)
-    preds = predict(probe, module, data)
+    preds = predict_probe(task, probe, module, feats, gold, device)
     return task.evaluate(gold, preds), preds
 
 

@@ -29,8 +29,9 @@ import numpy as np
 
 from . import metrics
 from .tasks.base import GoldCorpus, Task
+from .tasks.structural import DistanceTask, distance_metrics, distance_scores
 
-__all__ = ["SentenceStats", "sentence_stats", "resample_indices", "bootstrap_values",
+__all__ = ["SentenceStats", "sentence_stats", "score", "resample_indices", "bootstrap_values",
            "percentile_interval", "one_sided_p", "align_pairs", "read_sources"]
 
 
@@ -77,25 +78,12 @@ def _in_range(n: int, value: float, lo: int = 5, hi: int = 50) -> tuple[float, f
     return (value, float(n)) if lo <= n <= hi else (float("nan"), -1.0)
 
 
-def _distance_stats(gold: GoldCorpus, preds: list[np.ndarray]) -> dict[str, SentenceStats]:
-    cols: dict[str, list[tuple[float, float]]] = {k: [] for k in ("uuas", "uuas_punct", "dspr",
-                                                                  "sdr")}
-    for i, pd in enumerate(preds):
-        pd = np.asarray(pd, dtype=np.float64)
-        gd, hd = gold.distances(i), gold.heads[i].tolist()
-        keep = ~gold.punct(i)
-        g, p = metrics.gold_edges(hd, gd, keep), metrics.mst_edges(pd, keep)
-        cols["uuas"].append((len(g & p), len(g)))
-        g, p = metrics.gold_edges(hd), metrics.mst_edges(pd)
-        cols["uuas_punct"].append((len(g & p), len(g)))
-        n = gd.shape[0]
-        rho = float(np.nanmean(metrics.row_spearman(pd, gd))) if 5 <= n <= 50 else float("nan")
-        cols["dspr"].append(_in_range(n, rho))
-        iu = np.triu_indices(n, k=1)
-        cols["sdr"].append((float(np.sum(np.rint(pd[iu]) == gd[iu])), iu[0].size))
-    out = {k: _ratio(*zip(*v, strict=True)) if v else _ratio([], []) for k, v in cols.items()}
-    out["dspr"].form = "by_length"
-    return out
+def _distance_stats(scores: metrics.DistanceScores) -> dict[str, SentenceStats]:
+    """The distance metrics' per-sentence statistics, from the task's per-sentence counts."""
+    return {"uuas": _ratio(scores.right, scores.edges),
+            "uuas_punct": _ratio(scores.right_punct, scores.edges_punct),
+            "dspr": SentenceStats("by_length", scores.rho, scores.lengths),
+            "sdr": _ratio(scores.sdr_right, scores.sdr_pairs)}
 
 
 def _depth_stats(gold: GoldCorpus, preds: list[np.ndarray]) -> dict[str, SentenceStats]:
@@ -130,10 +118,21 @@ def sentence_stats(task: Task, gold: GoldCorpus, preds: list[np.ndarray]
         return {"acc": _ratio((pred == real).astype(float), ones),
                 "spearman": SentenceStats("spearman", pred, real)}
     if task.kind == "distance":
-        return _distance_stats(gold, preds)
+        return _distance_stats(distance_scores(gold, preds))
     if task.kind == "depth":
         return _depth_stats(gold, preds)
     return {}
+
+
+def score(task: Task, gold: GoldCorpus, preds: list[np.ndarray]
+          ) -> tuple[dict[str, float], dict[str, SentenceStats]]:
+    """``task.evaluate(gold, preds)`` and :func:`sentence_stats` together. For a distance task
+    that scores with :class:`DistanceTask`'s own ``evaluate``, each sentence's trees and
+    Spearman are computed once for both (the same values as computing them apart)."""
+    if isinstance(task, DistanceTask) and type(task).evaluate is DistanceTask.evaluate:
+        scores = distance_scores(gold, preds)
+        return distance_metrics(gold, scores), _distance_stats(scores)
+    return task.evaluate(gold, preds), sentence_stats(task, gold, preds)
 
 
 def resample_indices(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:

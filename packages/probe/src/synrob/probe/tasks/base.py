@@ -43,6 +43,8 @@ class GoldCorpus:
     xpos: list[list[str]] = field(default_factory=list)
     heads: list[np.ndarray] = field(default_factory=list)  # (n,) int64, 1-based, 0 = root
     _distances: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _edges: dict[tuple[int, bool], frozenset[tuple[int, int]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.heads)
@@ -67,6 +69,20 @@ class GoldCorpus:
             cached = np.asarray(distances(self.heads[i].tolist()), dtype=np.float32)
             cached.flags.writeable = False
             self._distances[i] = cached
+        return cached
+
+    def tree_edges(self, i: int, punct: bool = True) -> frozenset[tuple[int, int]]:
+        """Gold undirected edges ``(a, b)``, ``a < b``, of sentence ``i``; with ``punct=False``
+        over its non-punctuation words (:func:`synrob.probe.metrics.gold_edges`: the MST of the
+        gold distances restricted to them). Computed once per sentence and kept."""
+        cached = self._edges.get((i, punct))
+        if cached is None:
+            from ..metrics import gold_edges
+
+            heads = self.heads[i].tolist()
+            keep = None if punct else ~self.punct(i)
+            cached = frozenset(gold_edges(heads, None if punct else self.distances(i), keep))
+            self._edges[(i, punct)] = cached
         return cached
 
     def depths(self, i: int) -> np.ndarray:

@@ -12,6 +12,21 @@ from .base import GoldCorpus, Task
 HM_PAPER = "Hewitt & Manning 2019, A Structural Probe for Finding Syntax in Word Representations"
 
 
+def distance_scores(gold: GoldCorpus, predictions: list[np.ndarray]) -> metrics.DistanceScores:
+    """Per-sentence counts of the distance metrics (:class:`~synrob.probe.metrics.DistanceScores`)
+    of ``predictions`` (one (n, n) matrix per sentence), with the gold trees kept by ``gold``."""
+    n = len(gold)
+    return metrics.distance_scores(
+        predictions, [gold.distances(i) for i in range(n)],
+        [gold.tree_edges(i, punct=False) for i in range(n)],
+        [gold.tree_edges(i) for i in range(n)], [gold.punct(i) for i in range(n)])
+
+
+def distance_metrics(gold: GoldCorpus, scores: metrics.DistanceScores) -> dict[str, float]:
+    """:meth:`DistanceTask.evaluate`'s dictionary from the corpus's per-sentence counts."""
+    return {**scores.corpus(), "sentences": float(len(gold))}
+
+
 class DistanceTask(Task):
     """Undirected tree distance of every word pair."""
 
@@ -26,16 +41,9 @@ class DistanceTask(Task):
         return [gold.distances(i) for i in range(len(gold))]
 
     def evaluate(self, gold: GoldCorpus, predictions: list[np.ndarray]) -> dict[str, float]:
-        gd = self.targets(gold)
-        heads = gold.head_lists()
-        punct = [gold.punct(i) for i in range(len(gold))]
-        return {
-            "uuas": metrics.uuas(predictions, heads, punct, gd),
-            "uuas_punct": metrics.uuas(predictions, heads),
-            "dspr": metrics.dspr(predictions, gd),
-            "sdr": metrics.sdr(predictions, gd),
-            "sentences": float(len(gold)),
-        }
+        """UUAS without and with punctuation, DSpr and SDR (the values of
+        :func:`~synrob.probe.metrics.uuas`, ``dspr`` and ``sdr``), and the sentence count."""
+        return distance_metrics(gold, distance_scores(gold, predictions))
 
 
 class ParseTask(DistanceTask):

@@ -326,18 +326,19 @@ def _execute_baselines(key: dict[str, Any], seed: int) -> list[Row]:
 
 
 def _scored_rows(fields: dict[str, Any], task: Any, gold: Any, preds: Any, key: dict[str, Any],
-                 seed: int, metrics: dict[str, float] | None = None) -> list[Row]:
-    """One row per metric of ``task`` on ``gold`` (``metrics`` when already computed); test
-    rows get their bootstrap interval (:mod:`..intervals`)."""
-    from synrob.probe.stats import sentence_stats
+                 seed: int) -> list[Row]:
+    """One row per metric of ``task`` on ``gold``; test rows get their bootstrap interval
+    (:mod:`..intervals`), from per-sentence scores computed once with the metrics."""
+    from synrob.probe.stats import score
 
     from ..intervals import annotate
 
-    metrics = task.evaluate(gold, preds) if metrics is None else metrics
-    rows = [{**fields, "metric": m, "value": float(v)} for m, v in metrics.items()]
     if fields["split"] != "test" or not key.get("bootstrap"):
-        return rows
-    return annotate(rows, sentence_stats(task, gold, preds), seed, int(key["bootstrap"]))
+        return [{**fields, "metric": m, "value": float(v)}
+                for m, v in task.evaluate(gold, preds).items()]
+    metrics, stats = score(task, gold, preds)
+    rows = [{**fields, "metric": m, "value": float(v)} for m, v in metrics.items()]
+    return annotate(rows, stats, seed, int(key["bootstrap"]))
 
 
 def _execute_behaviour(key: dict[str, Any], ctx: Context) -> list[Row]:
@@ -386,7 +387,7 @@ def _execute_probe(key: dict[str, Any], ctx: Context) -> list[Row]:
 def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     from synrob.perturb.plugins import get_registry
     from synrob.probe.encoders.resolve import resolve_encoder
-    from synrob.probe.probing import evaluate_probe, train_probe
+    from synrob.probe.probing import predict_probe, train_probe
     from synrob.probe.tasks.base import load_gold
 
     reg = get_registry()
@@ -413,7 +414,7 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
         evals.append(("test", test_on, draw, (source(path, layer), load_gold(path))))
     rows: list[Row] = []
     for split, test_on, draw, (feats, gold) in evals:
-        metrics, preds = evaluate_probe(task, probe, module, feats, gold, ctx.device)
+        preds = predict_probe(task, probe, module, feats, gold, ctx.device)
         rows += _scored_rows({**fields, "test_on": test_on, "draw": draw, "split": split},
-                             task, gold, preds, key, ctx.seed, metrics)
+                             task, gold, preds, key, ctx.seed)
     return rows

@@ -258,8 +258,8 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
     """
     from synrob.perturb.device import resolve_device
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.probing import evaluate_probe, train_probe
-    from synrob.probe.stats import sentence_stats
+    from synrob.probe.probing import evaluate_probe, predict_probe, train_probe
+    from synrob.probe.stats import score
     from synrob.probe.tasks.base import load_gold
     from synrob.probe.training import make_batches, predict
 
@@ -299,15 +299,15 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
             data = make_batches(feats, "sentence", None, batch_size=64,
                                 pooling=task.options.get("pooling", "mean"), device=dev_name)
             gold, preds = clean_gold, predict(probe, module, data)
-            metrics = task.evaluate(gold, preds)
         else:
             gold = load_gold(sk["conllu"])
-            metrics, preds = evaluate_probe(task, probe, module, feats, gold, device)
+            preds = predict_probe(task, probe, module, feats, gold, device)
+        metrics, stats = score(task, gold, preds)
         row = {**base, **set_fields(sk), "split": "test", "metric": primary,
                "value": float(metrics[primary]), "sentences": int(feats.n_sentences),
                "encoder_identity": rep.meta.get("identity"),
                "eval_seconds": round(time.perf_counter() - t0, 3)}
-        rows += annotate([row], sentence_stats(task, gold, preds), seed,
+        rows += annotate([row], stats, seed,
                          int(key.get("bootstrap", 0)))
     return rows
 
