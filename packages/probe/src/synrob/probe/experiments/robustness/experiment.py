@@ -379,7 +379,7 @@ class _Cell:
     # ------------------------------------------------------------------ one condition
     def condition_rows(self, cond: dict[str, Any]) -> list[Row]:
         """Every row of one (perturbation, budget): probe drops, then representation shifts."""
-        from synrob.probe.probing import evaluate_probe
+        from synrob.probe.probing import predict_probe
         from synrob.probe.tasks.base import load_gold
 
         from .stats import adversarial_choice, sentence_losses
@@ -388,7 +388,7 @@ class _Cell:
         gold = load_gold(path)
         n = self._check_variants(path, gold)
         pert_feats = self.feats(str(path), self.layer)
-        _, preds = evaluate_probe(self.task, self.probe, self.module, pert_feats, gold, self.dev)
+        preds = predict_probe(self.task, self.probe, self.module, pert_feats, gold, self.dev)
         losses = sentence_losses(self.task, self.probe, self.module, pert_feats, gold,
                                  self.dev).reshape(n, self.k)
         pick = adversarial_choice(losses)  # the one adversarial variant of each sentence
