@@ -195,3 +195,34 @@ def test_gold_tree_edges_are_kept_and_match_gold_edges(gold):
         assert gold.tree_edges(i) == metrics.gold_edges(heads)
         assert gold.tree_edges(i, punct=False) == metrics.gold_edges(heads, gold.distances(i), keep)
         assert gold.tree_edges(i, punct=False) is gold.tree_edges(i, punct=False)
+
+
+def test_run_probe_keeps_the_stats_of_one_scoring_pass():
+    """run_probe(keep_stats=True) scores each test file once: its metrics are evaluate()'s and
+    its kept statistics are sentence_stats() of its predictions, exactly."""
+    from synrob.probe.probes.structural import StructuralProbe
+    from synrob.probe.probing import run_probe
+    from synrob.probe.training import Features
+
+    rng = np.random.default_rng(0)
+    tables: dict[str, Features] = {}
+
+    def features(path, layer):
+        if path not in tables:
+            lens = load_gold(path).lengths
+            tables[path] = Features.from_sentences([rng.normal(size=(n, 8)) for n in lens])
+        return tables[path]
+
+    test, train, dev = (str(sample_path(s)) for s in ("test", "train", "dev"))
+    task = DistanceTask()
+    run = run_probe(encoder="random", task=task, probe=StructuralProbe(epochs=2), layers=[0],
+                    tests=[test], features=features, train=train, dev=dev,
+                    keep_predictions=True, keep_stats=True, baselines=False)
+    res = run.layers[0]
+    gold = load_gold(test)
+    assert res.results[test] == task.evaluate(gold, res.predictions[test])
+    apart = st.sentence_stats(task, gold, res.predictions[test])
+    assert list(res.stats[test]) == list(apart)
+    for k, s in res.stats[test].items():
+        np.testing.assert_array_equal(s.a, apart[k].a)
+        np.testing.assert_array_equal(s.b, apart[k].b)

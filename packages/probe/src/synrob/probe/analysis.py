@@ -134,7 +134,10 @@ def _fitted_control(task: Task, seed: int, train: Any) -> ControlTask:
 
 def _stats(run_task: Task, res_list: list[LayerResult], golds: dict[str, Any], f: str
            ) -> list[dict[str, st.SentenceStats]]:
-    return [st.sentence_stats(run_task, golds[f], r.predictions[f]) for r in res_list]
+    """Each result's per-sentence statistics of file ``f``: kept by :func:`run_probe`
+    (``keep_stats``), else computed from its predictions."""
+    return [r.stats[f] if f in r.stats else st.sentence_stats(run_task, golds[f], r.predictions[f])
+            for r in res_list]
 
 
 def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int, seed: int,
@@ -145,8 +148,7 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
     for f, m in res.results.items():
         idx = st.resample_indices(len(golds[f]), n_boot, rng)
         task_stats = _stats(task, per_seed, golds, f)
-        ctrl_stats = [st.sentence_stats(t, golds[f], c.predictions[f])
-                      for t, c in zip(ctrl_tasks, controls, strict=True)]
+        ctrl_stats = [_stats(t, [c], golds, f)[0] for t, c in zip(ctrl_tasks, controls, strict=True)]
         for k in task_stats[0]:
             if k not in m:
                 continue
@@ -197,6 +199,7 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
     check_options(opts, task, kw.get("load") is not None)
     seeds = opts.seeds or [int(kw.get("seed", 0))]
     keep = bool(kw.get("keep_predictions")) or opts.bootstrap > 0
+    kw = {**kw, "keep_stats": opts.bootstrap > 0}
     runs = [run_probe(**{**kw, "seed": s, "keep_predictions": keep,
                          "save": kw.get("save") if k == 0 else None,
                          "baselines": kw.get("baselines", True) and k == 0})

@@ -19,6 +19,7 @@ from synrob.perturb.device import resolve_device
 from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
 
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
+from .stats import score
 from .tasks.base import GoldCorpus, Task, load_gold
 from .training import Features, TrainLog, fit, make_batches, predict
 from .tree_baselines import BASELINES, baseline_predictions
@@ -40,6 +41,9 @@ class LayerResult:
     dev: dict[str, float]
     log: TrainLog | None
     predictions: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    #: test file -> metric -> per-sentence statistics (:func:`synrob.probe.stats.score`), kept
+    #: with ``keep_stats`` for the bootstrap
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: added by :mod:`synrob.probe.analysis` (``deltas``, per-seed results); empty otherwise
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -162,7 +166,8 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
               tests: Sequence[str], features: FeatureSource, train: str | None = None,
               dev: str | None = None, seed: int = 0, device: str = "cpu",
               save: str | Path | None = None, load: str | Path | None = None,
-              keep_predictions: bool = False, baselines: bool = True,
+              keep_predictions: bool = False, keep_stats: bool = False,
+              baselines: bool = True,
               encoder_params: dict[str, Any] | None = None,
               encoder_identity: dict[str, Any] | None = None,
               on_layer: Callable[[LayerResult], None] | None = None) -> ProbeRun:
@@ -173,7 +178,8 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     the probe was not trained on, or representations of another dimension, are a
     :class:`ParameterError` (see also :func:`check_saved`). With ``save``, one layer is written
     to ``DIR``, several to ``DIR/layer-L``, with ``encoder_params`` and ``encoder_identity``
-    (what :func:`check_saved` compares on load).
+    (what :func:`check_saved` compares on load). With ``keep_stats``, each test file's
+    per-sentence statistics are kept in :attr:`LayerResult.stats` (for the bootstrap).
     """
     t0 = time.perf_counter()
     golds = {t: load_gold(t) for t in tests}
@@ -201,9 +207,11 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
                                             device)
         res = LayerResult(layer, {}, dev_metrics, log)
         for t in tests:
-            metrics, preds = evaluate_probe(task, probe, module, features(t, layer), golds[t],
-                                            device)
-            res.results[t] = metrics
+            preds = predict_probe(task, probe, module, features(t, layer), golds[t], device)
+            if keep_stats:  # metrics and bootstrap statistics from one scoring pass
+                res.results[t], res.stats[t] = score(task, golds[t], preds)
+            else:
+                res.results[t] = task.evaluate(golds[t], preds)
             if keep_predictions:
                 res.predictions[t] = preds
         if save is not None and load is None:
