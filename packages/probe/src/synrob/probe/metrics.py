@@ -220,7 +220,7 @@ class DistanceScores:
     ``edges_punct``: with it; ``rho``: the sentence's mean row Spearman, NaN outside the DSpr
     lengths; ``lengths``: words, -1 outside them; ``sdr_right`` / ``sdr_pairs``: pairs whose
     rounded distance is right, and pairs. :meth:`corpus` gives the corpus values, equal to those
-    of :func:`uuas`, :func:`dspr` and :func:`sdr` (tests/probe/test_metrics.py).
+    of :func:`uuas`, :func:`dspr` and :func:`sdr` (tests/probe/test_stats.py).
     """
 
     right: np.ndarray

@@ -25,8 +25,8 @@ from .training import Features, TrainLog, fit, make_batches, predict
 from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
-           "train_probe", "predict_probe", "evaluate_probe", "run_probe", "evaluate_baselines", "SavedSetup",
-           "read_saved", "check_saved"]
+           "train_probe", "predict_probe", "evaluate_probe", "run_probe", "evaluate_baselines",
+           "SavedSetup", "read_saved", "check_saved"]
 
 #: ``(conllu path, layer) -> Features`` for that file's syntactic words.
 FeatureSource = Callable[[str, int], Features]
