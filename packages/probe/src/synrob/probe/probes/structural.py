@@ -106,8 +106,8 @@ class PerceptronProbe(StructuralProbe):
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Mean over sentences of ``relu(gold tree score - cost-augmented MST score) / n``,
         with one gather and one ``index_add_`` for the whole batch (x: (b, L, dim)), and the
-        batch's trees from :func:`~synrob.probe.metrics.mst_pairs_batch` (Kruskal's trees in
-        Kruskal's order). Loss and gradient are a per-sentence loop's up to float summation
+        batch's trees from :func:`~synrob.probe.metrics.mst_pairs_batch` (each sentence's
+        :func:`~synrob.probe.metrics.mst_pairs` tree, its edges in the same row-major order). Loss and gradient are a per-sentence loop's up to float summation
         order (tests/probe/test_perceptron_loss.py); trained on EWT (MiniLM L3, default
         training) the weights were byte-identical to the loop's, 2.6x faster, and again
         byte-identical when the trees were batched (1.29x faster)."""

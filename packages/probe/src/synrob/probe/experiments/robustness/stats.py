@@ -52,13 +52,12 @@ TASK_METRICS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _uuas_one(pred: np.ndarray, heads: Sequence[int], gold_dist: np.ndarray,
-              punct: np.ndarray) -> float:
-    keep = ~punct
-    gold = metrics.gold_edges(heads, gold_dist, keep)
-    if not gold:
+def _uuas_one(pred: np.ndarray, gold: GoldCorpus, i: int) -> float:
+    """Sentence ``i``'s UUAS without punctuation, against the gold tree ``gold`` keeps."""
+    edges = gold.tree_edges(i, punct=False)
+    if not edges:
         return float("nan")
-    return len(gold & metrics.mst_edges(pred, keep)) / len(gold)
+    return len(edges & metrics.mst_edges(pred, ~gold.punct(i))) / len(edges)
 
 
 def sentence_metrics(task: Task, gold: GoldCorpus, predictions: Sequence[np.ndarray]
@@ -86,7 +85,7 @@ def sentence_metrics(task: Task, gold: GoldCorpus, predictions: Sequence[np.ndar
                 iu = np.triu_indices(m, k=1)
                 out["sdr"][i] = float(np.mean(np.rint(pd[iu]) == gd[iu]))
                 out["dspr"][i] = finite_mean(metrics.row_spearman(pd, gd.astype(np.float64)))
-            out["uuas"][i] = _uuas_one(pd, gold.heads[i].tolist(), gd, gold.punct(i))
+            out["uuas"][i] = _uuas_one(pd, gold, i)
     elif kind == "depth":
         for i, pred in enumerate(predictions):
             gd = gold.depths(i)
