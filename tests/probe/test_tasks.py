@@ -124,3 +124,51 @@ def test_root_and_tree_depth_tasks(ewt_train, dev):
     depth0 = int(td.labels[0])
     assert const["acc"] == pytest.approx(np.mean([dev.max_depth(i) == depth0 for i in range(len(dev))]))
     assert np.isnan(const["spearman"])
+
+
+def test_punctuation_is_upos_punct_or_a_ptb_punctuation_xpos():
+    from synrob.probe.tasks.base import PTB_PUNCT_XPOS, is_punct, punct_mask
+
+    # Hewitt & Manning's list (structural-probes reporter.py), exactly
+    assert set(PTB_PUNCT_XPOS) == {"''", ",", ".", ":", "``", "-LRB-", "-RRB-"}
+    assert is_punct("PUNCT", "HYPH") and is_punct("PUNCT", "Z:-------------")
+    assert is_punct("SYM", ",") and is_punct("X", "-LRB-") and is_punct("X", "-RRB-")
+    assert not is_punct("SYM", "$") and not is_punct("SYM", "NFP") and not is_punct("X", "_")
+    mask = punct_mask(["NOUN", "SYM", "PUNCT", "X"], ["NN", ",", "HYPH", "ADD"])
+    assert mask.dtype == bool and mask.tolist() == [False, True, True, False]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split,upos_punct,ptb_only", [
+    ("train", 23596, {("SYM", ","): 94}),
+    ("dev", 3075, {("SYM", ","): 8}),
+    ("test", 3096, {("SYM", ","): 10, ("X", "-LRB-"): 1, ("X", "-RRB-"): 1}),
+])
+def test_punctuation_counts_on_ewt(ewt_dir, split, upos_punct, ptb_only):
+    """The counts docs/metrics.md gives: UPOS PUNCT words, and the words only their PTB XPOS
+    makes punctuation (UPOS, XPOS) -> count; GoldCorpus.punct drops both."""
+    gold = load_gold(ewt_dir / f"en_ewt-ud-{split}.conllu")
+    masks = [gold.punct(i) for i in range(len(gold))]
+    upos = [np.array([u == "PUNCT" for u in sent]) for sent in gold.upos]
+    assert sum(int(u.sum()) for u in upos) == upos_punct
+    extra: dict[tuple[str, str], int] = {}
+    for i, (m, u) in enumerate(zip(masks, upos, strict=True)):
+        assert not np.any(u & ~m)  # every UPOS PUNCT word is dropped
+        for k in np.flatnonzero(m & ~u):
+            key = (gold.upos[i][k], gold.xpos[i][k])
+            extra[key] = extra.get(key, 0) + 1
+    assert extra == ptb_only
+    assert sum(int(m.sum()) for m in masks) == upos_punct + sum(ptb_only.values())
+
+
+@pytest.mark.parametrize("treebank", ["tr_boun", "cs_pud"])
+def test_punctuation_without_ptb_xpos_is_upos_punct(treebank):
+    """Treebanks with their own XPOS never use the PTB punctuation tags: UPOS alone decides."""
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "data" / "ud" / treebank / f"{treebank}-ud-test.conllu"
+    gold = load_gold(path)
+    for i, sent in enumerate(gold.upos):
+        assert gold.punct(i).tolist() == [u == "PUNCT" for u in sent]
+    assert sum(int(gold.punct(i).sum()) for i in range(len(gold))) == {"tr_boun": 638,
+                                                                        "cs_pud": 881}[treebank]

@@ -27,9 +27,27 @@ import numpy as np
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.params import Param, describe_params, parse_params
 
-__all__ = ["GoldCorpus", "Task", "load_gold", "KINDS"]
+__all__ = ["GoldCorpus", "Task", "load_gold", "KINDS", "PTB_PUNCT_XPOS", "is_punct", "punct_mask"]
 
 KINDS = ("distance", "depth", "tag", "select", "sentence")
+
+#: The Penn Treebank tags Hewitt & Manning's scorer leaves out as punctuation (the list in
+#: ``prims_matrix_to_edges`` and ``get_nopunct_argmin`` of ``structural-probes/reporter.py``).
+PTB_PUNCT_XPOS = frozenset({"''", ",", ".", ":", "``", "-LRB-", "-RRB-"})
+
+
+def is_punct(upos: str, xpos: str) -> bool:
+    """Whether a word is punctuation for scoring: UPOS ``PUNCT``, or an XPOS in
+    :data:`PTB_PUNCT_XPOS` (Hewitt & Manning's PTB punctuation tags). The XPOS test matters
+    where XPOS holds PTB tags (EWT); no word of the Turkish BOUN or Czech PUD test excerpts
+    has one of those XPOS strings, so there UPOS alone decides (docs/metrics.md)."""
+    return upos == "PUNCT" or xpos in PTB_PUNCT_XPOS
+
+
+def punct_mask(upos: list[str], xpos: list[str]) -> np.ndarray:
+    """:func:`is_punct` of every word of a sentence. Shape: (n,) bool."""
+    return np.fromiter((is_punct(u, x) for u, x in zip(upos, xpos, strict=True)), dtype=bool,
+                       count=len(upos))
 
 
 @dataclass
@@ -55,8 +73,10 @@ class GoldCorpus:
         return np.fromiter((h.size for h in self.heads), dtype=np.int64, count=len(self.heads))
 
     def punct(self, i: int) -> np.ndarray:
-        """Punctuation mask of sentence ``i`` (UPOS ``PUNCT``). Shape: (n,) bool."""
-        return np.array([u == "PUNCT" for u in self.upos[i]], dtype=bool)
+        """Punctuation mask of sentence ``i`` (:func:`is_punct`: UPOS ``PUNCT`` or a PTB
+        punctuation XPOS), the one every score that leaves punctuation out uses. Shape: (n,)
+        bool."""
+        return punct_mask(self.upos[i], self.xpos[i])
 
     def distances(self, i: int) -> np.ndarray:
         """Gold undirected tree distances of sentence ``i``. Shape: (n, n) float32, read-only.

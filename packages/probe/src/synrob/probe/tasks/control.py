@@ -13,14 +13,22 @@ only learn them by memorising types; **selectivity** = task metric - control met
   The control corpus carries the control label in both tag columns (UPOS and XPOS), which is
   where the built-in tag task reads it.
 * ``distance`` / ``depth`` (``distance``, ``parse``, ``depth``): a control tree
-  (:func:`control_heads`). Each word type gets one behaviour, uniformly at random from
-  {attach to the first word, attach to the last word, attach to its left neighbour} (again a
-  function of seed and type). The first word is the root; the last word always attaches to the
-  first word (its own "last" is itself, and its "left" could close a cycle through a word that
-  attaches to the last word); every other word follows its type's behaviour. This is always a
-  tree: every head is the first word, the last word (whose head is the first word) or a word
-  further left. Distances, depths and the root come from that tree; punctuation masks (UPOS)
-  are unchanged, so UUAS still leaves punctuation out.
+  (:func:`control_heads`), built from word types only. Its *anchors* are the sentence's
+  non-punctuation words (:meth:`GoldCorpus.punct`; all words when every one is punctuation).
+  The root is the anchor whose type has the highest root score (a second hash of seed and
+  type; the leftmost on a tie, which only two words of the same type can make). Every other
+  word's type has one behaviour, uniformly from {attach to the root, attach to the first
+  anchor, attach to the last anchor} (Hewitt & Liang's {itself, first word, last word}, with
+  "itself" read as the root, since a tree has no self-loop). A word whose behaviour points to
+  itself attaches to the root, and so does each of the first and last anchors when they point
+  at each other. So heads are the root, the first or the last anchor, and the two ends' heads
+  are the root or the other end (whose head is then the root): always a tree, at most 3 deep.
+  Punctuation words are never a head, and never the root unless the sentence is all
+  punctuation, so the tree among the anchors is the tree that scoring (which leaves
+  punctuation out) recovers, and a probe that predicts it exactly scores 1 on every metric.
+  No edge is fixed by position alone: each one follows from the types' behaviours and root
+  scores. Distances, depths and the root come from that tree; the punctuation masks are
+  gold's.
 * ``select`` / ``sentence`` (``root``, ``tree-depth``) have no control task: Hewitt & Liang
   define controls for word-level outputs, where memorising types is the confound; any function
   of a sentence's types chosen as a sentence label would be arbitrary. :func:`control_task`
@@ -33,6 +41,7 @@ so its metrics have the same keys.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,13 +49,14 @@ from synrob.perturb.errors import ParameterError
 
 from .base import GoldCorpus, Task
 
-__all__ = ["ControlTask", "control_task", "control_heads", "type_uniform", "BEHAVIOURS",
-           "CONTROL_KINDS"]
+__all__ = ["ControlTask", "control_task", "control_heads", "behaviour", "type_uniform",
+           "BEHAVIOURS", "CONTROL_KINDS"]
 
 #: Task kinds that have a control task.
 CONTROL_KINDS = ("tag", "distance", "depth")
-#: Behaviours of a word type in the control tree, drawn uniformly.
-BEHAVIOURS = ("first", "last", "left")
+#: Behaviours of a word type in the control tree, drawn uniformly: attach to the root, to the
+#: first anchor or to the last anchor (non-punctuation words).
+BEHAVIOURS = ("root", "first", "last")
 
 
 def type_uniform(seed: int, word_type: str, salt: str = "") -> float:
@@ -56,21 +66,35 @@ def type_uniform(seed: int, word_type: str, salt: str = "") -> float:
     return int.from_bytes(digest, "big") / 2.0**64
 
 
-def control_heads(forms: list[str], seed: int) -> np.ndarray:
-    """The control tree of a sentence: heads (n,) int64, 1-based, 0 = root (the first word).
+def behaviour(seed: int, word_type: str) -> str:
+    """The control-tree behaviour of a word type (one of :data:`BEHAVIOURS`)."""
+    return BEHAVIOURS[int(type_uniform(seed, word_type, "tree") * len(BEHAVIOURS))]
 
-    Word ``i`` (0-based) with behaviour ``first`` attaches to word 0, ``last`` to word n-1,
-    ``left`` to word i-1; word 0 is the root and word n-1 attaches to word 0 (see the module
-    docstring for why).
+
+def control_heads(forms: Sequence[str], seed: int,
+                  punct: np.ndarray | None = None) -> np.ndarray:
+    """The control tree of a sentence: heads (n,) int64, 1-based, 0 = root.
+
+    ``punct`` (n,) bool marks the punctuation words (none when omitted); the others are the
+    anchors (all words when every word is punctuation). The root is the anchor of highest
+    ``type_uniform(seed, type, "root")`` (leftmost on a tie); word ``i``'s type behaviour
+    (:func:`behaviour`) names its head: the root, the first or the last anchor. A word named as
+    its own head, and the first and last anchors when each names the other, attach to the
+    root (see the module docstring).
     """
     n = len(forms)
+    mask = np.zeros(n, dtype=bool) if punct is None else np.asarray(punct, dtype=bool)
+    anchors = np.flatnonzero(~mask) if not mask.all() else np.arange(n)
+    scores = [type_uniform(seed, forms[int(a)], "root") for a in anchors]
+    root = int(anchors[int(np.argmax(scores))])
+    ends = {"root": root, "first": int(anchors[0]), "last": int(anchors[-1])}
+    target = [ends[behaviour(seed, f)] for f in forms]
     heads = np.zeros(n, dtype=np.int64)
-    for i in range(1, n):
-        if i == n - 1:
-            heads[i] = 1
-            continue
-        b = BEHAVIOURS[int(type_uniform(seed, forms[i], "tree") * len(BEHAVIOURS))]
-        heads[i] = 1 if b == "first" else (n if b == "last" else i)
+    for i in range(n):
+        if i != root:
+            t = target[i]
+            mutual = t != root and target[t] == i
+            heads[i] = root + 1 if t == i or mutual else t + 1
     return heads
 
 
@@ -119,7 +143,7 @@ class ControlTask(Task):
         if self.kind == "tag":
             tags = [[self.label_of(f) for f in sent] for sent in gold.forms]
             return GoldCorpus(gold.path, gold.sent_ids, gold.forms, tags, tags, gold.heads)
-        heads = [control_heads(sent, self.seed) for sent in gold.forms]
+        heads = [control_heads(sent, self.seed, gold.punct(i)) for i, sent in enumerate(gold.forms)]
         return GoldCorpus(gold.path, gold.sent_ids, gold.forms, gold.upos, gold.xpos, heads)
 
     def targets(self, gold: GoldCorpus) -> list[np.ndarray]:
