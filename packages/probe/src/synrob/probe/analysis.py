@@ -17,6 +17,9 @@ per-file results (``LayerResult.results[file]``):
 and to ``LayerResult.extras["deltas"]``, per perturbed test file (every test file after the
 first, aligned with the first), the **drop** clean - perturbed of every metric with its
 ``M_ci95`` and one-sided ``M_p_value``; ``p_value`` is that of the task's primary metric.
+
+Intervals of length-averaged metrics (DSpr, NSpr) resample within each sentence length, and
+drops resample source sentences with all their variants (:mod:`synrob.probe.stats`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .probing import FeatureSource, LayerResult, ProbeRun, run_probe
 from .tasks.base import Task, load_gold
 from .tasks.control import ControlTask, control_task
 
-__all__ = ["AnalysisOptions", "run_analysed"]
+__all__ = ["AnalysisOptions", "run_analysed", "paired_drops"]
 
 _SKIP = ("sentences",)
 
@@ -140,18 +143,38 @@ def _stats(run_task: Task, res_list: list[LayerResult], golds: dict[str, Any], f
             for r in res_list]
 
 
+def _metric_indices(stats: st.SentenceStats, plain: st.Resamples, drawn: dict[bytes, Any],
+                    draw: Any) -> st.Resamples:
+    """The resamples of one metric: ``plain`` for a metric without strata, else those
+    ``draw(strata)`` gives for its strata (drawn once per distinct strata, kept in ``drawn``)."""
+    strata = stats.strata
+    if strata is None:
+        return plain
+    key = np.asarray(strata).tobytes()
+    if key not in drawn:
+        drawn[key] = draw(strata)
+    return drawn[key]
+
+
 def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int, seed: int,
                    controls: list[LayerResult], ctrl_tasks: list[ControlTask]) -> None:
-    """``M_ci95`` of each metric, of the control's and of the selectivity (paired)."""
-    rng = np.random.default_rng(seed)
+    """``M_ci95`` of each metric, of the control's and of the selectivity (paired).
+
+    Per test file, in order: the plain resamples :func:`stats.resample_indices` from
+    ``default_rng(seed)``; a length-averaged metric's are :func:`stats.stratified_indices` of
+    its strata from ``default_rng([seed, 2])`` (its control scored on the same ones)."""
+    rng, rng_s = np.random.default_rng(seed), np.random.default_rng([seed, 2])
     per_seed = res.extras.get("seed_results", [res])
     for f, m in res.results.items():
-        idx = st.resample_indices(len(golds[f]), n_boot, rng)
+        plain = st.resample_indices(len(golds[f]), n_boot, rng)
+        drawn: dict[bytes, Any] = {}
         task_stats = _stats(task, per_seed, golds, f)
         ctrl_stats = [_stats(t, [c], golds, f)[0] for t, c in zip(ctrl_tasks, controls, strict=True)]
         for k in task_stats[0]:
             if k not in m:
                 continue
+            idx = _metric_indices(task_stats[0][k], plain, drawn,
+                                  lambda s: st.stratified_indices(s, n_boot, rng_s))
             values = st.bootstrap_values([s[k] for s in task_stats], idx)
             m[f"{k}_ci95"] = st.percentile_interval(values)
             if ctrl_stats and k in m.get("control", {}):
@@ -160,13 +183,42 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
                 m["selectivity"][f"{k}_ci95"] = st.percentile_interval(values - cv)
 
 
+def paired_drops(clean: Sequence[dict[str, st.SentenceStats]],
+                 pert: Sequence[dict[str, st.SentenceStats]], ci: np.ndarray, pi: np.ndarray,
+                 n_boot: int, rngs: tuple[np.random.Generator, np.random.Generator],
+                 metrics: Sequence[str]) -> dict[str, Any]:
+    """The drop clean - perturbed of each metric over the aligned pairs ``ci``/``pi`` (m,),
+    with its ``M_ci95`` and one-sided ``M_p_value``, by a **cluster bootstrap**: the pairs of
+    one clean sentence (its variants) are resampled together (:func:`stats.source_clusters`,
+    :func:`stats.cluster_indices`). ``clean`` / ``pert``: per training seed, the files'
+    statistics. Plain cluster draws come from ``rngs[0]``; a length-averaged metric's are
+    stratified by its clean sentence's stratum and come from ``rngs[1]``."""
+    clusters = st.source_clusters(ci)
+    plain = st.cluster_indices(clusters, n_boot, rngs[0])
+    first = np.array([ci[c[0]] for c in clusters], dtype=np.int64)
+    drawn: dict[bytes, Any] = {}
+    out: dict[str, Any] = {"pairs": int(ci.size), "sources": len(clusters)}
+    for k in metrics:
+        idx = _metric_indices(clean[0][k], plain, drawn, lambda s: st.cluster_indices(
+            clusters, n_boot, rngs[1], strata=np.asarray(s)[first]))
+        point = (float(np.mean([s[k].value(ci) for s in clean]))
+                 - float(np.mean([s[k].value(pi) for s in pert])))
+        drops = (st.bootstrap_values([s[k] for s in clean], st.take(ci, idx))
+                 - st.bootstrap_values([s[k] for s in pert], st.take(pi, idx)))
+        out[k] = point
+        out[f"{k}_ci95"] = st.percentile_interval(drops)
+        out[f"{k}_p_value"] = st.one_sided_p(drops)
+    return out
+
+
 def _add_deltas(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int,
                 seed: int) -> None:
-    """Clean (first test file) minus perturbed drops, paired over aligned sentences."""
+    """Clean (first test file) minus perturbed drops (:func:`paired_drops`), one perturbed
+    file after the other, from ``default_rng([seed, 1])`` and ``default_rng([seed, 3])``."""
     files = list(res.results)
     if len(files) < 2:
         return
-    rng = np.random.default_rng([seed, 1])
+    rngs = (np.random.default_rng([seed, 1]), np.random.default_rng([seed, 3]))
     per_seed = res.extras.get("seed_results", [res])
     clean = _stats(task, per_seed, golds, files[0])
     deltas: dict[str, Any] = {}
@@ -175,19 +227,10 @@ def _add_deltas(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int
         if pairs is None:
             continue
         ci, pi, how = pairs
-        pert = _stats(task, per_seed, golds, f)
-        idx = st.resample_indices(ci.size, n_boot, rng)
-        out: dict[str, Any] = {"reference": files[0], "pairs": int(ci.size), "aligned_by": how}
-        for k in clean[0]:
-            if k not in res.results[f]:
-                continue
-            point = (float(np.mean([s[k].value(ci) for s in clean]))
-                     - float(np.mean([s[k].value(pi) for s in pert])))
-            drops = (st.bootstrap_values([s[k] for s in clean], ci[idx])
-                     - st.bootstrap_values([s[k] for s in pert], pi[idx]))
-            out[k] = point
-            out[f"{k}_ci95"] = st.percentile_interval(drops)
-            out[f"{k}_p_value"] = st.one_sided_p(drops)
+        keys = [k for k in clean[0] if k in res.results[f]]
+        d = paired_drops(clean, _stats(task, per_seed, golds, f), ci, pi, n_boot, rngs, keys)
+        out = {"reference": files[0], "pairs": d.pop("pairs"), "sources": d.pop("sources"),
+               "aligned_by": how, **d}
         out["p_value"] = out.get(f"{task.primary_metric}_p_value")
         deltas[f] = out
     res.extras["deltas"] = deltas

@@ -18,6 +18,16 @@ form           per sentence ``i``                            metric on sentences
 A resample is ``n`` sentence indices drawn with replacement (``idx`` (B, n) for B resamples).
 Intervals are percentile intervals (2.5 %, 97.5 %). Resampling is *paired*: the task and its
 control, and a clean file and its perturbed version, are scored on the same drawn indices.
+
+Two refinements make every resampled statistic the same estimator as the point one:
+
+* **stratified** (:func:`stratified_indices`): a ``by_length`` metric averages over the lengths
+  present, so a plain resample that misses a rare length averages over fewer lengths than the
+  point estimate (off-centre: docs/metrics.md measures it on EWT test). Its sentences are
+  resampled within each length (:attr:`SentenceStats.strata`): every resample keeps each
+  length's count, so it averages over the same lengths;
+* **cluster** (:func:`cluster_indices`): several variants of one source sentence are not
+  independent, so drops resample the source sentences, each with all its pairs.
 """
 
 from __future__ import annotations
@@ -31,8 +41,14 @@ from . import metrics
 from .tasks.base import GoldCorpus, Task
 from .tasks.structural import DistanceTask, distance_metrics, distance_scores
 
-__all__ = ["SentenceStats", "sentence_stats", "score", "resample_indices", "bootstrap_values",
-           "percentile_interval", "one_sided_p", "align_pairs", "read_sources"]
+__all__ = ["SentenceStats", "Resamples", "sentence_stats", "score", "resample_indices",
+           "stratified_indices", "source_clusters", "cluster_indices", "take",
+           "bootstrap_values", "percentile_interval", "one_sided_p", "align_pairs",
+           "read_sources"]
+
+#: B resamples of sentence (or pair) indices: a (B, n) array, or B 1-D arrays of varying
+#: size (a cluster bootstrap over clusters of unequal size).
+Resamples = np.ndarray | Sequence[np.ndarray]
 
 
 @dataclass
@@ -48,10 +64,21 @@ class SentenceStats:
         i = np.arange(self.a.size) if idx is None else np.asarray(idx)
         return float(self.values(i[None, :])[0])
 
-    def values(self, idx: np.ndarray) -> np.ndarray:
-        """The metric on each resample of ``idx`` (B, n). Shape: (B,)."""
+    @property
+    def strata(self) -> np.ndarray | None:
+        """Per sentence (n,), the stratum a resample keeps the count of: for a ``by_length``
+        metric its length (-1 for every sentence outside the lengths averaged); None for the
+        other forms (a plain resample is already their point estimator)."""
+        return self.b if self.form == "by_length" else None
+
+    def values(self, idx: Resamples) -> np.ndarray:
+        """The metric on each resample of ``idx`` ((B, n), or B 1-D arrays). Shape: (B,)."""
         if self.form == "ratio":
-            num, den = self.a[idx].sum(axis=1), self.b[idx].sum(axis=1)
+            if isinstance(idx, np.ndarray) and idx.ndim == 2:
+                num, den = self.a[idx].sum(axis=1), self.b[idx].sum(axis=1)
+            else:
+                num = np.array([self.a[r].sum() for r in idx], dtype=np.float64)
+                den = np.array([self.b[r].sum() for r in idx], dtype=np.float64)
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
         if self.form == "spearman":
@@ -140,9 +167,69 @@ def resample_indices(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarra
     return rng.integers(0, n, size=(n_boot, n)) if n else np.zeros((n_boot, 0), dtype=np.int64)
 
 
-def bootstrap_values(stats: Sequence[SentenceStats], idx: np.ndarray) -> np.ndarray:
-    """The metric on each resample ``idx`` (B, n), averaged over ``stats`` (one per training
-    seed, all of the same file). Shape: (B,)."""
+def stratified_indices(strata: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_boot`` resamples of the ``n`` items of ``strata`` (n,), each drawn with replacement
+    within its stratum: column ``j`` of a resample holds an item of ``strata[j]``'s stratum, so
+    every resample has each stratum's count. The strata are drawn in increasing order of their
+    value, each as ``rng.integers(0, k, size=(n_boot, k))`` over its ``k`` items (in index
+    order). Shape: (n_boot, n)."""
+    s = np.asarray(strata)
+    idx = np.zeros((n_boot, s.size), dtype=np.int64)
+    for value in np.unique(s):
+        members = np.flatnonzero(s == value)
+        idx[:, members] = members[rng.integers(0, members.size, size=(n_boot, members.size))]
+    return idx
+
+
+def source_clusters(sources: np.ndarray) -> list[np.ndarray]:
+    """The pairs of each source: for ``sources`` (m,) (pair -> its source, e.g. the clean
+    sentence index of :func:`align_pairs`), one array of pair positions per distinct source,
+    sources in order of first appearance, pairs in order."""
+    src = np.asarray(sources)
+    _, first, inverse = np.unique(src, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # cluster k = the k-th source to appear
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    key = rank[inverse.ravel()]
+    return [np.flatnonzero(key == k) for k in range(order.size)]
+
+
+def cluster_indices(clusters: Sequence[np.ndarray], n_boot: int, rng: np.random.Generator,
+                    strata: np.ndarray | None = None) -> Resamples:
+    """A cluster bootstrap: each resample draws ``c = len(clusters)`` clusters with replacement
+    (:func:`resample_indices` over the clusters; :func:`stratified_indices` of ``strata`` (c,)
+    when given) and lists the pair positions of every drawn cluster, in draw order. With
+    clusters of one pair each, ``[[0], [1], ...]``, this is :func:`resample_indices` (or
+    :func:`stratified_indices`) itself. A (B, m) array when every resample has the same size
+    (clusters of equal size), else B 1-D arrays."""
+    drawn = (resample_indices(len(clusters), n_boot, rng) if strata is None
+             else stratified_indices(strata, n_boot, rng))
+    sizes = np.array([c.size for c in clusters], dtype=np.int64)
+    if sizes.size and np.all(sizes == 1):
+        return np.concatenate(clusters)[drawn]
+    flat = np.concatenate(clusters) if clusters else np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    out = [_expand(flat, starts[r], sizes[r]) for r in drawn]
+    return np.stack(out) if len({o.size for o in out}) <= 1 else out
+
+
+def _expand(flat: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``flat[starts[0]:starts[0]+sizes[0]]``, then the next slice, ... concatenated."""
+    total = int(sizes.sum())
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    return flat[offsets + np.arange(total)]
+
+
+def take(values: np.ndarray, idx: Resamples) -> Resamples:
+    """``values`` (m,) at each resample of ``idx``: ``values[idx]`` for a (B, m) array."""
+    if isinstance(idx, np.ndarray):
+        return np.asarray(values)[idx]
+    return [np.asarray(values)[r] for r in idx]
+
+
+def bootstrap_values(stats: Sequence[SentenceStats], idx: Resamples) -> np.ndarray:
+    """The metric on each resample ``idx`` ((B, n) or B 1-D arrays), averaged over ``stats``
+    (one per training seed, all of the same file). Shape: (B,)."""
     return np.mean([s.values(idx) for s in stats], axis=0)
 
 

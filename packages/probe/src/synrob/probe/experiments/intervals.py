@@ -9,6 +9,15 @@ its Jabberwocky version, which keep every sentence in order) are scored on the *
 sentences, even when different runs, processes or machines produced them, and any difference of
 two rows is a **paired** bootstrap (Koehn 2004) computed at report time.
 
+A length-averaged metric (DSpr, NSpr: :attr:`synrob.probe.stats.SentenceStats.strata`) is
+resampled within each sentence length instead (:func:`strata_indices`, drawn from
+``numpy.random.default_rng([seed, n, n_boot, 1])`` by
+:func:`synrob.probe.stats.stratified_indices`), so that every resample averages over the same
+lengths as the score itself; files whose sentences have the same lengths (a Jabberwocky draw of
+the test set) again share the resamples. Every version of a sentence (the Jabberwocky draws, the
+sets of ``local-structure``) is resampled with it, which makes a mean over versions a cluster
+bootstrap over the source sentences.
+
 A row that has an interval carries ``ci_low`` and ``ci_high`` (the 2.5 % and 97.5 % percentiles
 of its resampled values, :func:`synrob.probe.stats.percentile_interval`) and the private field
 ``_boot``: its ``n_boot`` resampled values (rounded to 6 decimals), kept in ``runs/ID.json`` and
@@ -29,9 +38,15 @@ from typing import Any
 
 import numpy as np
 
-from ..stats import SentenceStats, one_sided_p, percentile_interval, resample_indices
+from ..stats import (
+    SentenceStats,
+    one_sided_p,
+    percentile_interval,
+    resample_indices,
+    stratified_indices,
+)
 
-__all__ = ["BOOT", "boot_indices", "annotate", "annotate_mean", "attach", "boots", "delta",
+__all__ = ["BOOT", "boot_indices", "strata_indices", "resamples", "annotate", "annotate_mean", "attach", "boots", "delta",
            "interval", "mean_boot", "p_above_zero", "public", "Estimate"]
 
 #: The private row field holding a row's resampled values.
@@ -53,6 +68,30 @@ def boot_indices(seed: int, n: int, n_boot: int) -> np.ndarray:
     return idx
 
 
+@functools.lru_cache(maxsize=16)
+def _strata_indices(seed: int, strata: bytes, n_boot: int) -> np.ndarray:
+    s = np.frombuffer(strata, dtype=np.float64)
+    return stratified_indices(s, n_boot, np.random.default_rng([seed, s.size, n_boot, 1]))
+
+
+def strata_indices(seed: int, strata: np.ndarray, n_boot: int) -> np.ndarray:
+    """The resamples of a file of ``n`` sentences in ``strata`` (n,), each sentence drawn
+    within its stratum (:func:`synrob.probe.stats.stratified_indices`). Shape: (n_boot, n);
+    read-only, shared."""
+    key = np.ascontiguousarray(strata, dtype=np.float64).tobytes()
+    idx = _strata_indices(int(seed), key, int(n_boot))
+    idx.setflags(write=False)
+    return idx
+
+
+def resamples(seed: int, stats: SentenceStats, n_boot: int) -> np.ndarray:
+    """The resamples a metric with per-sentence ``stats`` is scored on: :func:`strata_indices`
+    of its strata for a length-averaged metric, else :func:`boot_indices`. Shape: (n_boot, n)."""
+    if stats.strata is not None:
+        return strata_indices(seed, stats.strata, n_boot)
+    return boot_indices(seed, stats.a.size, n_boot)
+
+
 def attach(row: dict[str, Any], values: np.ndarray) -> dict[str, Any]:
     """``row`` with ``ci_low``, ``ci_high`` and ``_boot`` from resampled ``values`` (B,)."""
     lo, hi = percentile_interval(values)
@@ -62,12 +101,13 @@ def attach(row: dict[str, Any], values: np.ndarray) -> dict[str, Any]:
 
 def annotate(rows: Iterable[dict[str, Any]], stats: dict[str, SentenceStats], seed: int,
              n_boot: int) -> list[dict[str, Any]]:
-    """Attach intervals to the rows whose ``metric`` has per-sentence ``stats`` (one file)."""
+    """Attach intervals to the rows whose ``metric`` has per-sentence ``stats`` (one file),
+    each scored on its :func:`resamples`."""
     out = []
     for row in rows:
         s = stats.get(row["metric"])
         if n_boot > 0 and s is not None and s.a.size:
-            row = attach(row, s.values(boot_indices(seed, s.a.size, n_boot)))
+            row = attach(row, s.values(resamples(seed, s, n_boot)))
         out.append(row)
     return out
 
