@@ -111,8 +111,9 @@ def dev_sentences(ewt_dev: Path) -> list[list[str]]:
     return sents[:25] + long  # short ones plus the three longest (many subwords)
 
 
-def _reference(enc, words: list[str], pooling: str) -> np.ndarray:
-    """(n_layers, n_words, dim) by hand: plain-text tokenization, offsets -> words, one pass."""
+def _reference(enc, words: list[str], pooling: str, bos: bool = False) -> np.ndarray:
+    """(n_layers, n_words, dim) by hand: plain-text tokenization, offsets -> words, one pass;
+    with ``bos`` the tokenizer's BOS token first (a causal LM's start token, owned by no word)."""
     import torch
 
     tok = enc.tokenizer
@@ -134,8 +135,11 @@ def _reference(enc, words: list[str], pooling: str) -> np.ndarray:
     for t in range(len(owner) - 2, -1, -1):
         if owner[t] is None:
             owner[t] = owner[t + 1]
+    ids = list(e.input_ids)
+    if bos:
+        ids, owner = [tok.bos_token_id, *ids], [-1, *owner]
     with torch.inference_mode():
-        out = enc.model(input_ids=torch.tensor([e.input_ids]), output_hidden_states=True)
+        out = enc.model(input_ids=torch.tensor([ids]), output_hidden_states=True)
     hs = torch.stack(out.hidden_states)[:, 0].numpy()  # (L, T, D)
     ref = np.zeros((hs.shape[0], len(words), hs.shape[2]), dtype=np.float32)
     for i in range(len(words)):
@@ -145,7 +149,7 @@ def _reference(enc, words: list[str], pooling: str) -> np.ndarray:
             ref[:, i] = hs[:, toks].mean(axis=1)
         else:
             ref[:, i] = hs[:, toks[0] if pooling == "first" else toks[-1]]
-    return ref, e.input_ids
+    return ref, ids
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -166,7 +170,7 @@ def test_alignment_matches_manual_pooling(kind, tiny_models, dev_sentences):
         split_words = 0
         for words, got, seq in zip(dev_sentences, outs, seqs, strict=True):
             assert got.shape == (3, len(words), 32)
-            ref, ids = _reference(enc, words, pooling)
+            ref, ids = _reference(enc, words, pooling, bos=kind == "gpt2")
             assert list(seq.ids) == list(ids)  # pre-split words tokenize like the plain text
             np.testing.assert_allclose(got, ref, atol=2e-4, rtol=1e-3)
             counts = np.bincount(seq.target[seq.target >= 0] - seq.target[seq.target >= 0].min(),
@@ -174,6 +178,33 @@ def test_alignment_matches_manual_pooling(kind, tiny_models, dev_sentences):
             assert (counts >= 1).all()
             split_words += int((counts > 1).sum())
         assert split_words > 20  # the small vocabularies really split words into subwords
+
+
+def test_causal_lm_gets_its_bos_never_pooled(tiny_models, dev_sentences):
+    """GPT-2's tokenizer adds no start token: synrob prepends BOS (<|endoftext|>), which no
+    word owns, so every word's vector is the state with BOS as the first position; bos=no
+    gives the old input, and an encoder-only model gets nothing added."""
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    path = str(tiny_models["gpt2"])
+    enc = resolve_encoder(path, {"device": "cpu"})
+    plain = resolve_encoder(path, {"device": "cpu", "bos": "no"})
+    enc.load()
+    bos = enc.tokenizer.bos_token_id
+    assert bos is not None and enc._n_prefix == 1 and enc._n_suffix == 0
+    words = dev_sentences[0]
+    seq, old = enc.sequences([words])[0], plain.sequences([words])[0]
+    assert seq.ids[0] == bos and seq.target[0] == -1          # BOS first, pooled into no word
+    assert list(seq.ids[1:]) == list(old.ids)                  # the words' tokens unchanged
+    assert list(seq.target[1:]) == list(old.target)
+    got, without = enc.encode([words], [1, 2])[0], plain.encode([words], [1, 2])[0]
+    ref, _ = _reference(enc, words, "mean", bos=True)
+    np.testing.assert_allclose(got, ref[1:], atol=2e-4, rtol=1e-3)
+    assert not np.allclose(got[:, 0], without[:, 0], atol=1e-3)  # the first word now has a BOS
+    assert enc.identity()["options"]["bos"] == "auto" != plain.identity()["options"]["bos"]
+    bert = resolve_encoder(str(tiny_models["bert"]), {"device": "cpu"})
+    bert.load()
+    assert bert._bos_id is None and bert.sequences([words])[0].ids[0] == bert.tokenizer.cls_token_id
 
 
 def test_batch_order_and_budget_do_not_change_vectors(tiny_models, dev_sentences):

@@ -34,6 +34,7 @@ __all__ = [
     "detect_kind",
     "load_lm",
     "forward_throughput",
+    "start_token_id",
 ]
 
 LmKind = Literal["masked", "causal"]
@@ -59,6 +60,15 @@ class LoadedLM:
     def vocab_size(self) -> int:
         """Rows of the output head (may exceed ``len(tokenizer)`` because of padding)."""
         return int(self.model.get_output_embeddings().weight.shape[0])
+
+
+def start_token_id(tokenizer: Any) -> int | None:
+    """The token a causal LM's input starts with: BOS, else EOS (GPT-2's ``<|endoftext|>``
+    serves as both), as lm-evaluation-harness and minicons prepend it; None when it has
+    neither. Scoring, coCO and the transformer encoder use this one rule."""
+    if tokenizer.bos_token_id is not None:
+        return int(tokenizer.bos_token_id)
+    return None if tokenizer.eos_token_id is None else int(tokenizer.eos_token_id)
 
 
 def detect_kind(config: Any) -> LmKind:

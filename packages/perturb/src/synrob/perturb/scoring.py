@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import ResourceError
+from .lm import start_token_id
 
 __all__ = ["causal_logprobs", "masked_pll", "sentence_logprobs", "length_batches"]
 
@@ -71,7 +72,7 @@ def causal_logprobs(lm: Any, texts: Sequence[str], *, max_tokens: int = 512,
     import torch
 
     tok = lm.tokenizer
-    start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+    start = start_token_id(tok)
     if start is None:
         raise ResourceError(f"model {lm.spec!r}: the tokenizer has neither BOS nor EOS token")
     pad = _pad_id(tok)

@@ -267,14 +267,14 @@ class CoCo(Perturber):
         self._nlp: Any = None
 
     def setup(self) -> None:
-        from ..lm import load_lm
+        from ..lm import load_lm, start_token_id
 
         o = self.options
         self.lm = load_lm(o["model"], device=o["device"], trust_remote_code=o["trust_remote_code"],
                           dtype=o["dtype"])
         self.vocab = CandidateVocab.build(self.lm.tokenizer, self.lm.vocab_size, self.lm.device)
         tok = self.lm.tokenizer
-        self._start_id = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        self._start_id = start_token_id(tok)
         self._pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
         if o["keep_pos"]:
             try:

@@ -103,6 +103,9 @@ class TransformerEncoder(Encoder):
               "batches stay in cache and run ~1.4x faster than 8192; 16384 on CUDA)"),
         Param("window", int, 0, "max tokens per window incl. specials (0 = model maximum)"),
         Param("trust_remote_code", bool, False, "allow custom model code from the hub"),
+        Param("bos", str, "auto",
+              "start token of a causal LM: auto (prepend BOS, else EOS, when the tokenizer adds "
+              "no special token before the words: never pooled into a word) or no", ("auto", "no")),
     )
     runtime_params = frozenset({"device", "token_budget"})
     #: On CUDA, overlap each batch's host work (pooling, cache writes) with the next batch's
@@ -130,6 +133,7 @@ class TransformerEncoder(Encoder):
         self.device = "cpu"
         self._prefix_space = False
         self._exit_plan: EarlyExit | None = None
+        self._bos_id: int | None = None
 
     # ------------------------------------------------------------------ source
     @property
@@ -233,15 +237,33 @@ class TransformerEncoder(Encoder):
         self.model = model.to(self.device).eval()
         self.tokenizer = tok
         self._prefix_space = _is_byte_level(tok)
-        probe = tok([["a"]], is_split_into_words=True, add_special_tokens=True).word_ids(0)
-        self._n_prefix = next(i for i, w in enumerate(probe) if w is not None)
-        self._n_suffix = len(probe) - 1 - max(i for i, w in enumerate(probe) if w is not None)
+        self.causal = _is_causal(config)
+        self._bos_id = self._start_token()
+        probe = self._tokenize([["a"]])[0][1]
+        self._n_prefix = int(np.argmax(probe >= 0))
+        self._n_suffix = len(probe) - 1 - int(np.nonzero(probe >= 0)[0].max())
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
         self.unk_id = tok.unk_token_id
-        self.causal = _is_causal(config)
         if self.max_tokens < self._n_prefix + self._n_suffix + 2:
             raise ParameterError(f"window {self.max_tokens} is too small for this tokenizer")
         self._exit_plan = self._plan_early_exit()
+
+    def _start_token(self) -> int | None:
+        """The token prepended to every sequence: a causal LM's BOS (else EOS,
+        :func:`synrob.perturb.lm.start_token_id`) when the tokenizer itself adds no special
+        token before the words and ``bos`` is ``auto``; else None. Without it the first word
+        is the attention sink, whose states carry massive activations (Sun et al. 2024)."""
+        if self.options["bos"] == "no" or not self.causal:
+            return None
+        if self._encode_words([["a"]])[0][1][0] < 0:  # the tokenizer adds one itself
+            return None
+        from synrob.perturb.lm import start_token_id
+
+        start = start_token_id(self.tokenizer)
+        if start is None:
+            raise ResourceError(f"model {self.options['model']!r}: a causal LM's tokenizer "
+                                "has neither BOS nor EOS token; pass -p bos=no")
+        return start
 
     def _plan_early_exit(self) -> EarlyExit | None:
         """The model's early-exit plan (:func:`.early_exit.plan`), checked on one short
@@ -272,13 +294,23 @@ class TransformerEncoder(Encoder):
 
     # ------------------------------------------------------------------ tokenization
     def _tokenize(self, sents: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``(input ids, word id per token, -1 for special tokens)`` per pre-split sentence.
+        """``(input ids, word id per token, -1 for special tokens)`` per pre-split sentence,
+        with the causal LM's start token first when :meth:`_start_token` gives one.
 
         Calls the fast tokenizer's Rust backend directly (``encode_batch`` on pre-tokenized
         input, exactly what ``tokenizer(..., is_split_into_words=True)`` calls) with
         truncation and padding off: that skips transformers' per-sentence Python conversion,
         which cost as much as the tokenization itself.
         """
+        pairs = self._encode_words(sents)
+        if self._bos_id is None:
+            return pairs
+        return [(np.r_[np.int64(self._bos_id), ids], np.r_[np.int64(-1), wid])
+                for ids, wid in pairs]
+
+    def _encode_words(self, sents: Sequence[Sequence[str]]
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The tokenizer's own ``(ids, word ids)`` of each sentence (see :meth:`_tokenize`)."""
         if self._prefix_space:
             sents = [[" " + w for w in s] for s in sents]
         batch = [list(s) for s in sents]
