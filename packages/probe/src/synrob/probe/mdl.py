@@ -97,6 +97,9 @@ def codelength(task: Task, probe: Probe, module: Any, feats: Features, gold: Gol
     """
     import torch
 
+    from .normalize import inputs_for
+
+    feats = inputs_for(module, feats)
     data = make_batches(feats, task.kind, task.targets(gold), batch_size=64, heads=gold.heads,
                         pooling=task.options.get("pooling", "mean"), device=device)
     nats = 0.0

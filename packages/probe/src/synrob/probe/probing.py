@@ -18,6 +18,7 @@ import numpy as np
 from synrob.perturb.device import resolve_device
 from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
 
+from . import normalize
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
 from .stats import score
 from .tasks.base import GoldCorpus, Task, load_gold
@@ -118,23 +119,31 @@ def _data(task: Task, feats: Features, gold: GoldCorpus, batch_size: int, device
 def train_probe(task: Task, probe: Probe, train: tuple[Features, GoldCorpus],
                 dev: tuple[Features, GoldCorpus], *, seed: int = 0, device: str = "cpu"
                 ) -> tuple[Any, TrainLog]:
-    """Train a fresh module for ``task`` on ``train``, early-stopping on ``dev``."""
+    """Train a fresh module for ``task`` on ``train``, early-stopping on ``dev``.
+
+    The word vectors are first normalised as the probe's ``normalize`` parameter chooses on
+    ``train`` (:mod:`synrob.probe.normalize`); the fitted normalisation is attached to the
+    returned module, and :func:`predict_probe` applies it to any file it reads.
+    """
     import torch
 
     probe.check_kind(task.kind, task.name)
     device = resolve_device(device)
     bs = probe.options["batch_size"]
-    train_set = _data(task, *train, bs, device)
-    dev_set = _data(task, *dev, bs, device)
+    norm = normalize.fit_norm(train[0], probe.options["normalize"])
+    train_set = _data(task, norm.apply(train[0]), train[1], bs, device)
+    dev_set = _data(task, norm.apply(dev[0]), dev[1], bs, device)
     torch.manual_seed(seed)
     module = probe.build(train[0].dim, task.n_classes, task.kind).to(device)
     log = fit(probe, module, train_set, dev_set, seed=seed)
-    return module, log
+    return normalize.attach(module, norm), log
 
 
 def predict_probe(task: Task, probe: Probe, module: Any, feats: Features, gold: GoldCorpus,
                   device: str = "cpu") -> list[np.ndarray]:
-    """Per-sentence predictions of a trained module on one file."""
+    """Per-sentence predictions of a trained module on one file (its word normalisation
+    applied: :func:`synrob.probe.normalize.inputs_for`)."""
+    feats = normalize.inputs_for(module, feats)
     data = _data(task, feats, gold, 64, resolve_device(device), with_targets=False)
     return predict(probe, module, data)
 
@@ -203,6 +212,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             dim = train_feats.dim
             module, log = train_probe(task, probe, (train_feats, train_gold),
                                       (features(dev, layer), dev_gold), seed=seed, device=device)
+            _warn_massive(encoder, layer, normalize.of(module))
             dev_metrics, _ = evaluate_probe(task, probe, module, features(dev, layer), dev_gold,
                                             device)
         res = LayerResult(layer, {}, dev_metrics, log)
@@ -227,6 +237,16 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             on_layer(res)
     base = evaluate_baselines(task, train_gold, golds) if baselines and train_gold else {}
     return ProbeRun(encoder, task, probe, seed, results, base, golds, time.perf_counter() - t0)
+
+
+def _warn_massive(encoder: str, layer: int, norm: normalize.WordNorm | None) -> None:
+    """One ``synrob: warning:`` line when a layer's training vectors have massive activations."""
+    if norm is not None and norm.massive:
+        import warnings
+
+        from synrob.perturb.errors import SynrobWarning
+
+        warnings.warn(f"{encoder} layer {layer}: {norm.describe()}", SynrobWarning, stacklevel=3)
 
 
 def _load_for_layer(root: Path, layer: int, dim: int, device: str) -> SavedProbe:

@@ -20,6 +20,8 @@ from synrob.perturb.atomic import atomic_path, write_text_atomic
 from synrob.perturb.errors import ResourceError, SynrobError
 from synrob.perturb.params import Param, describe_params, parse_params
 
+from ..normalize import NORMALIZE, NORMALIZE_HELP
+
 if TYPE_CHECKING:
     import torch
 
@@ -36,6 +38,7 @@ TRAIN_PARAMS: tuple[Param, ...] = (
     Param("patience", int, 2, "epochs without dev-loss improvement before stopping"),
     Param("lr_decay", float, 0.1, "learning-rate factor applied when the dev loss plateaus"),
     Param("weight_decay", float, 0.0, "Adam weight decay"),
+    Param("normalize", str, "auto", NORMALIZE_HELP, NORMALIZE),
 )
 
 
@@ -97,7 +100,10 @@ def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, tas
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
+    from ..normalize import of
+
     tensors = {k: v.detach().to("cpu").contiguous() for k, v in module.state_dict().items()}
+    norm = of(module)
     with atomic_path(d / "probe.safetensors") as tmp:
         save_file(tensors, str(tmp))
     config = {
@@ -108,6 +114,7 @@ def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, tas
         "task": task.name,
         "task_params": task.options,
         "task_state": task.state(),
+        **({"word_norm": norm.as_dict()} if norm is not None else {}),
         **meta,
     }
     write_text_atomic(d / "probe.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
@@ -140,4 +147,8 @@ def load_probe(directory: str | Path, device: str = "cpu") -> SavedProbe:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ResourceError(f"{weights}: weights do not match {cfg_path} ({first})") from None
     module.to(device).eval()
+    if "word_norm" in cfg:
+        from ..normalize import WordNorm, attach
+
+        attach(module, WordNorm.from_dict(cfg["word_norm"]))
     return SavedProbe(probe, module, task, cfg)

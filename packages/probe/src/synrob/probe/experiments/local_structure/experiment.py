@@ -261,6 +261,7 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
     from synrob.probe.probing import evaluate_probe, predict_probe, train_probe
     from synrob.probe.stats import score
     from synrob.probe.tasks.base import load_gold
+    from synrob.probe.normalize import inputs_for
     from synrob.probe.training import make_batches, predict
 
     from ..intervals import annotate
@@ -296,7 +297,7 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
             if feats.n_sentences != len(clean_gold):
                 raise SynrobError(f"{sk['conllu']}: {feats.n_sentences} sentences, the original "
                                   f"has {len(clean_gold)}")
-            data = make_batches(feats, "sentence", None, batch_size=64,
+            data = make_batches(inputs_for(module, feats), "sentence", None, batch_size=64,
                                 pooling=task.options.get("pooling", "mean"), device=dev_name)
             gold, preds = clean_gold, predict(probe, module, data)
         else:

@@ -163,8 +163,10 @@ def sentence_losses(task: Task, probe: Probe, module: torch.nn.Module, feats: Fe
     """
     import torch
 
+    from ...normalize import inputs_for
     from ...training import make_batches
 
+    feats = inputs_for(module, feats)
     targets = task.targets(gold)
     data = make_batches(feats, task.kind, targets, batch_size=1, heads=gold.heads,
                         pooling=task.options.get("pooling", "mean"), device=device)

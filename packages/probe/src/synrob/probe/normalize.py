@@ -1,0 +1,132 @@
+"""Word-vector normalisation fitted on a probe's training set (massive activations).
+
+Causal LMs (SmolLM2, GPT-2, LLaMA-style models) carry *massive activations* (Sun et al. 2024,
+"Massive Activations in Large Language Models"): a few words' hidden states, above all the
+attention sink's, have norms hundreds of times the median, with single dimensions above 1,000.
+A probe's loss is then dominated by those words: Hewitt & Manning's L1 distance loss and a
+classifier's cross-entropy both scale with the vectors, so a structural probe on SmolLM2 scored a
+random tree's UUAS and a POS probe stopped after one epoch (issue 27). Scaling every word vector
+to one fixed norm removes the outliers' weight and keeps each vector's direction.
+
+The ``normalize`` training parameter of every probe (so it is part of every run's key):
+
+* ``auto`` (default): :func:`check_massive` on the training vectors of the layer: when some
+  training word's norm exceeds :data:`MASSIVE_RATIO` times the median, every word vector (train,
+  dev and test alike) is scaled to the training median norm; otherwise the vectors are left as
+  they are, bit for bit (MiniLM, GloVe and the baselines' vectors: their documented figures are
+  unchanged);
+* ``unit``: always scaled to the training median norm;
+* ``none``: never.
+
+The fitted :class:`WordNorm` travels with the trained module (:func:`attach`, :func:`of`), is
+saved in ``probe.json`` (``word_norm``) and applied again when the probe is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .training import Features
+
+__all__ = ["MASSIVE_RATIO", "NORMALIZE", "NORMALIZE_HELP", "WordNorm", "fit_norm",
+           "check_massive", "attach", "of", "inputs_for"]
+
+#: A word whose norm exceeds this multiple of the training median has a massive activation.
+MASSIVE_RATIO = 10.0
+#: Values of the ``normalize`` probe parameter.
+NORMALIZE = ("auto", "unit", "none")
+NORMALIZE_HELP = (f"word vectors before the probe: auto (scaled to the training median norm "
+                  f"when a training word's norm exceeds {MASSIVE_RATIO:g}x the median, i.e. "
+                  f"massive activations; else unchanged), unit (always scaled), none")
+_ATTR = "synrob_word_norm"
+
+
+@dataclass(frozen=True)
+class WordNorm:
+    """A fitted normalisation: ``method`` ``unit`` (each vector to norm ``scale``) or ``none``,
+    with the training statistics it was chosen on."""
+
+    method: str
+    scale: float
+    median_norm: float
+    max_norm: float
+    massive_words: int
+    n_words: int
+    policy: str = "auto"
+
+    @property
+    def ratio(self) -> float:
+        """Largest training word norm over the median."""
+        return self.max_norm / self.median_norm if self.median_norm > 0 else float("inf")
+
+    @property
+    def massive(self) -> bool:
+        return self.massive_words > 0
+
+    def apply(self, feats: Features) -> Features:
+        """``feats`` with every row scaled to norm :attr:`scale` (``unit``; a zero vector stays
+        zero) or unchanged (``none``). Shapes as ``feats``: (total_words, dim)."""
+        from .training import Features
+
+        if self.method == "none":
+            return feats
+        m = np.asarray(feats.matrix, dtype=np.float32)
+        norms = np.linalg.norm(m, axis=1, keepdims=True)
+        scaled = m * (np.float32(self.scale) / np.where(norms > 0, norms, 1.0).astype(np.float32))
+        return Features(scaled, feats.offsets)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WordNorm:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+    def describe(self) -> str:
+        """One phrase for the warning line: what was found and what synrob did."""
+        found = (f"{self.massive_words} of {self.n_words} training words have a norm over "
+                 f"{MASSIVE_RATIO:g}x the median {self.median_norm:.4g} (largest "
+                 f"{self.max_norm:.4g}, {self.ratio:.0f}x)")
+        did = (f"every word vector scaled to norm {self.scale:.4g} (normalize={self.policy})"
+               if self.method == "unit" else
+               f"vectors left as they are (normalize={self.policy}); probes may fail")
+        return f"massive activations: {found}; {did}"
+
+
+def check_massive(feats: Features) -> tuple[float, float, int]:
+    """``(median norm, max norm, words over MASSIVE_RATIO x the median)`` of ``feats``' rows."""
+    m = np.asarray(feats.matrix, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=1) if m.size else np.zeros(0, dtype=np.float32)
+    if not norms.size:
+        return 0.0, 0.0, 0
+    median = float(np.median(norms))
+    return median, float(norms.max()), int((norms > MASSIVE_RATIO * median).sum())
+
+
+def fit_norm(feats: Features, policy: str = "auto") -> WordNorm:
+    """The normalisation ``policy`` (:data:`NORMALIZE`) chooses for training vectors ``feats``."""
+    median, largest, n_massive = check_massive(feats)
+    unit = policy == "unit" or (policy == "auto" and n_massive > 0)
+    return WordNorm("unit" if unit and median > 0 else "none", median if unit else 1.0,
+                    median, largest, n_massive, int(feats.matrix.shape[0]), policy)
+
+
+def attach(module: Any, norm: WordNorm) -> Any:
+    """Record on a trained module the normalisation its inputs need; returns the module."""
+    setattr(module, _ATTR, norm)
+    return module
+
+
+def of(module: Any) -> WordNorm | None:
+    """The normalisation attached to ``module`` (None: its inputs are used as they are)."""
+    return getattr(module, _ATTR, None)
+
+
+def inputs_for(module: Any, feats: Features) -> Features:
+    """``feats`` as ``module`` was trained to read them."""
+    norm = of(module)
+    return feats if norm is None else norm.apply(feats)
