@@ -14,7 +14,8 @@ Grid (one :class:`RunSpec` per cell):
   on clean dev, clean test and every Jabberwocky draw of the test set;
 * ``probe`` runs, ``train_on=jabberwocky``: one per (encoder, layer, probe, draw); evaluated
   on that draw's Jabberwocky dev/test and on the clean test;
-* ``baselines`` runs: one per probe's task (path and majority on clean and every draw);
+* ``baselines`` runs: one per probe's task (path and majority on clean dev, clean test and
+  every draw);
 * ``behaviour`` runs, with ``behaviour_lm``: one per draw, the LM's preference for each clean
   test sentence over its Jabberwocky version (BLiMP style, :mod:`synrob.probe.behaviour`).
 
@@ -23,7 +24,12 @@ resamples, drawn the same way in every run, so drops and leads are paired: :mod:
 
 Draw ``d`` perturbs with seed ``1000 * seed + d``. The model's reported layer is the sweep layer
 with the best clean dev UUAS (per probe, among ``train_on=clean`` runs); the same layer is used
-for its ``train_on=jabberwocky`` row (:func:`.stats.summarize`; tables and plot in :mod:`.report`).
+for its ``train_on=jabberwocky`` row. The baseline the model's lead is measured against is also
+chosen on clean dev (per panel, the best clean dev score of its metric), and used in both
+conditions (:func:`.stats.summarize`; tables and plot in :mod:`.report`).
+
+Version 1.1.0: baseline runs score clean dev (for that choice); DSpr resamples are stratified by
+sentence length (:mod:`..intervals`).
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ class JabberwockyExperiment(Experiment):
     """Probes trained on clean (or Jabberwocky) data, tested on clean vs Jabberwocky sentences."""
 
     name = "jabberwocky"
-    version = "1.0.0"
+    version = "1.1.0"
     summary = "Jabberwocky probing: syntactic probes on clean vs pseudoword sentences"
     paper = ("Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
              "Jabberwocky Probing (NAACL), Figure 3")
@@ -200,7 +206,8 @@ class JabberwockyExperiment(Experiment):
             if {"path", "majority"} & set(base):
                 specs.append(RunSpec({"kind": "baselines", "task": task, "probe": probe,
                                       "baselines": [b for b in ("path", "majority") if b in base],
-                                      "train": clean["train"], "tests": tests_clean, **common},
+                                      "train": clean["train"], "dev": clean["dev"],
+                                      "tests": tests_clean, **common},
                                      f"baselines/{probe}"))
             for enc in self._encoders():
                 is_model = enc["encoder"] == self.options["model"]
@@ -310,7 +317,8 @@ def _execute_baselines(key: dict[str, Any], seed: int) -> list[Row]:
     task = get_registry().get("task", key["task"])()
     train = load_gold(key["train"], limit=key["train_sentences"] or None)
     rows: list[Row] = []
-    for label, path in key["tests"].items():
+    evals = [("dev", "clean", key["dev"]), *(("test", k, v) for k, v in key["tests"].items())]
+    for split, label, path in evals:
         gold = load_gold(path)
         test_on, draw = _split_label(label)
         for name in key["baselines"]:
@@ -320,7 +328,7 @@ def _execute_baselines(key: dict[str, Any], seed: int) -> list[Row]:
             rows += _scored_rows(
                 {**_common_fields(key), "role": name, "encoder": name, "layer": None,
                  "train_on": "clean", "train_draw": None, "test_on": test_on, "draw": draw,
-                 "split": "test", "encoder_version": "1.0"},
+                 "split": split, "encoder_version": "1.0"},
                 task, gold, preds, key, seed)
     return rows
 

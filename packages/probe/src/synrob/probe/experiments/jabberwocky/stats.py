@@ -2,10 +2,14 @@
 
 :func:`summarize` gives the model's best layer per probe, each model/baseline's clean and
 Jabberwocky scores (mean and sample std over draws) with 95 % intervals and the paired drop,
-the model's lead over the best baseline in both conditions and how much of it is lost (with
-intervals and p-values), the scores of probes trained on Jabberwocky, and the behavioural
-column (an LM's preference for the clean sentences). :func:`derived_rows` gives the drops and
-leads as ``results.json`` rows.
+the model's lead over the baseline chosen on clean dev (:func:`chosen_baselines`) in both
+conditions and how much of it is lost (with intervals and p-values), the scores of probes
+trained on Jabberwocky, and the behavioural column (an LM's preference for the clean
+sentences). :func:`derived_rows` gives the drops and leads as ``results.json`` rows.
+
+Both choices are made on clean dev before any test score is read, so the paired bootstrap of a
+lead needs no selection inside it: the model's layer (best clean dev UUAS) and, per panel, the
+baseline (best clean dev score of the panel's metric), the same baseline in both conditions.
 """
 
 from __future__ import annotations
@@ -15,13 +19,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from synrob.perturb.errors import SynrobError
 
 from ...stats import percentile_interval
 from ..base import Row
 from ..intervals import boots, delta, interval, p_above_zero, public
 from ..stats import finite_mean
 
-__all__ = ["PANELS", "PAPER_FIGURES", "best_layers", "summarize", "behaviour", "derived_rows"]
+__all__ = ["PANELS", "PAPER_FIGURES", "BASELINES", "best_layers", "chosen_baselines", "summarize",
+           "behaviour", "derived_rows"]
 
 #: (probe, metric) panels of the report; the perceptron probe's DSpr is not a paper number.
 PANELS: tuple[tuple[str, str], ...] = (("structural", "uuas"), ("structural", "dspr"),
@@ -29,6 +35,9 @@ PANELS: tuple[tuple[str, str], ...] = (("structural", "uuas"), ("structural", "d
 #: Their headlines: BERT's lead over the baselines shrinks by 53% (one probe); UUAS drops by
 #: 15.4 points on average (one probe, three models).
 PAPER_FIGURES = {"lead_lost_bert": 0.53, "uuas_drop_mean": 0.154}
+#: The baselines (role, label) in the report's order; a tie on dev goes to the first.
+BASELINES: tuple[tuple[str, str], ...] = (("layer0", "layer 0"), ("fast+pos", "fast+pos"),
+                                         ("path", "path"), ("majority", "majority"))
 
 
 def _std(values: Sequence[float]) -> float:
@@ -50,27 +59,55 @@ def best_layers(rows: list[Row], probes: Sequence[str]) -> dict[str, int]:
     return out
 
 
+def chosen_baselines(rows: list[Row], probes: Sequence[str]) -> dict[tuple[str, str], str]:
+    """(probe, metric) of each panel -> the baseline role with the best **clean dev** score of
+    that metric (train_on=clean; ties: the first of :data:`BASELINES`), among the baselines
+    with test rows. Test scores play no part. Raises :class:`SynrobError` when a baseline with
+    test rows has no clean dev score (runs from before version 1.1.0)."""
+    order = [role for role, _ in BASELINES]
+    out: dict[tuple[str, str], str] = {}
+    for probe, metric in PANELS:
+        if probe not in probes:
+            continue
+        dev: dict[str, list[float]] = {}
+        for r in rows:
+            if (r.get("role") in order and r["probe"] == probe and r["metric"] == metric
+                    and r["split"] == "dev" and r.get("train_on") == "clean"
+                    and r.get("test_on") == "clean"):
+                dev.setdefault(r["role"], []).append(r["value"])
+        tested = {r["role"] for r in rows if r.get("role") in order and r["probe"] == probe
+                  and r["metric"] == metric and r["split"] == "test"}
+        if tested - dev.keys():
+            raise SynrobError(f"jabberwocky: no clean dev {metric} for the {probe} probe's "
+                              f"baseline(s) {', '.join(sorted(tested - dev.keys()))}: re-run "
+                              "the experiment (its baselines score dev since version 1.1.0)")
+        if tested:
+            out[(probe, metric)] = max(sorted(tested, key=order.index),
+                                       key=lambda b: finite_mean(dev[b]))
+    return out
+
+
 def summarize(rows: list[Row], probes: Sequence[str]) -> dict[str, Any]:
     """The numbers of the report.
 
     Returns ``{"best_layers": {probe: layer}, "entries": [...], "lead": [...], "train_on": [...],
     "behaviour": [...]}`` where each entry is ``{"probe", "role", "label", "layer", "metric",
     "clean", "clean_ci", "jab_mean", "jab_std", "jab_ci", "jab_draws", "drop", "drop_ci",
-    "drop_p"}`` (train_on=clean), each lead row is ``{"probe", "metric", "best_clean",
-    "best_jab", "lead_clean", "lead_jab", "lead_lost"}`` with ``X_ci`` and ``X_p`` for each of
-    the three, each train_on row is ``{"probe", "role", "label", "metric", "clean", "jab",
+    "drop_p"}`` (train_on=clean), each lead row is ``{"probe", "metric", "baseline",
+    "lead_clean", "lead_jab", "lead_lost"}`` (``baseline``: the label of the baseline of
+    :func:`chosen_baselines`) with ``X_ci`` and ``X_p`` for each of the three, each train_on row is ``{"probe", "role", "label", "metric", "clean", "jab",
     "clean_from_jab", "jab_from_jab"}``, and ``behaviour`` is :func:`behaviour`.
 
     Intervals (``[low, high]``, 95 %) and one-sided p-values are paired bootstraps over the test
     sentences (:mod:`..intervals`): the Jabberwocky score of a model is the mean over draws, its
-    drop ``clean - Jabberwocky`` and its lead ``model - best baseline`` are resampled on the
+    drop ``clean - Jabberwocky`` and its lead ``model - chosen baseline`` are resampled on the
     same sentences; NaN when the runs carry no resamples (``bootstrap=0``).
     """
     rows = [r for r in rows if not r.get("derived")]
     best = best_layers(rows, probes)
     test = [r for r in rows if r["split"] == "test"]
     entries = _entries(rows, test, probes, best)
-    lead = _lead(entries)
+    lead = _lead(entries, chosen_baselines(rows, probes))
     return {"best_layers": best, "entries": [public(e) for e in entries], "lead": lead,
             "train_on": _train_on(test, probes, best, entries), "behaviour": behaviour(rows)}
 
@@ -87,7 +124,8 @@ def behaviour(rows: list[Row]) -> list[dict[str, Any]]:
 
 def derived_rows(rows: list[Row], probes: Sequence[str]) -> list[Row]:
     """The report's drops and leads as rows with ``value``, ``ci_low``, ``ci_high``,
-    ``p_value`` and ``seeds`` (the training seeds pooled: the experiment's seed)."""
+    ``p_value`` and ``seeds`` (the training seeds pooled: the experiment's seed); a lead row
+    names its ``baseline`` (chosen on clean dev)."""
     summary = summarize(rows, probes)
     seeds = sorted({r["seed"] for r in rows if "seed" in r})
     out: list[Row] = []
@@ -99,7 +137,8 @@ def derived_rows(rows: list[Row], probes: Sequence[str]) -> list[Row]:
                     "p_value": e["drop_p"], "seeds": seeds})
     for x in summary["lead"]:
         for what in ("lead_clean", "lead_jab", "lead_lost"):
-            out.append({"probe": x["probe"], "role": "model", "label": what, "split": "test",
+            out.append({"probe": x["probe"], "role": "model", "label": what,
+                        "baseline": x["baseline"], "split": "test",
                         "metric": f"{what}_{x['metric']}", "value": x[what],
                         "ci_low": x[f"{what}_ci"][0], "ci_high": x[f"{what}_ci"][1],
                         "p_value": x[f"{what}_p"], "seeds": seeds})
@@ -115,8 +154,7 @@ def _entries(rows: list[Row], test: list[Row], probes: Sequence[str], best: dict
         roles: list[tuple[str, str, int | None]] = []
         if probe in best:
             roles.append(("model", f"{_model_name(rows)} L{best[probe]}", best[probe]))
-        for role, label in (("layer0", "layer 0"), ("fast+pos", "fast+pos"),
-                            ("path", "path"), ("majority", "majority")):
+        for role, label in BASELINES:
             if any(r["role"] == role for r in sel):
                 roles.append((role, label, 0 if role == "layer0" else None))
         for role, label, layer in roles:
@@ -144,25 +182,24 @@ def _entry(cell: list[Row], probe: str, role: str, label: str, layer: int | None
             "drop_p": drop["p_value"], "_clean_rows": clean_rows, "_jab_rows": jab_rows}
 
 
-def _lead(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per panel, the model's lead over the best baseline, clean and Jabberwocky, and the share
-    of it lost."""
+def _lead(entries: list[dict[str, Any]], chosen: dict[tuple[str, str], str]
+          ) -> list[dict[str, Any]]:
+    """Per panel, the model's lead over the baseline ``chosen`` on clean dev, clean and
+    Jabberwocky, and the share of it lost."""
     lead = []
     for probe, metric in PANELS:
         cell = [e for e in entries if e["probe"] == probe and e["metric"] == metric]
         model = [e for e in cell if e["role"] == "model"]
-        bases = [e for e in cell if e["role"] != "model"]
-        if not model or not bases:
+        base = [e for e in cell if e["role"] == chosen.get((probe, metric))]
+        if not model or not base:
             continue
-        m = model[0]
-        bc = max(bases, key=lambda e: e["clean"])
-        bj = max(bases, key=lambda e: e["jab_mean"])
-        lc, lj = m["clean"] - bc["clean"], m["jab_mean"] - bj["jab_mean"]
-        ec = delta(m["_clean_rows"], bc["_clean_rows"])
-        ej = delta(m["_jab_rows"], bj["_jab_rows"])
-        lost = _lead_lost(m, bc, bj)
-        lead.append({"probe": probe, "metric": metric, "best_clean": bc["label"],
-                     "best_jab": bj["label"], "lead_clean": lc, "lead_jab": lj,
+        m, b = model[0], base[0]
+        lc, lj = m["clean"] - b["clean"], m["jab_mean"] - b["jab_mean"]
+        ec = delta(m["_clean_rows"], b["_clean_rows"])
+        ej = delta(m["_jab_rows"], b["_jab_rows"])
+        lost = _lead_lost(m, b)
+        lead.append({"probe": probe, "metric": metric, "baseline": b["label"],
+                     "lead_clean": lc, "lead_jab": lj,
                      "lead_lost": (lc - lj) / lc if lc > 0 else math.nan,
                      "lead_clean_ci": [ec["ci_low"], ec["ci_high"]], "lead_clean_p": ec["p_value"],
                      "lead_jab_ci": [ej["ci_low"], ej["ci_high"]], "lead_jab_p": ej["p_value"],
@@ -170,18 +207,18 @@ def _lead(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return lead
 
 
-def _lead_lost(m: dict[str, Any], bc: dict[str, Any], bj: dict[str, Any]) -> list[float]:
-    """``[low, high, p]`` of the share of the lead lost, ``(lc - lj) / lc``, recomputed on every
-    paired resample (resamples where the clean lead is not positive are left out); ``p`` is the
-    one-sided p-value of "some of the lead is lost" (> 0). NaN without resamples or when the
-    model has no lead on clean data."""
-    parts = [boots(m["_clean_rows"]), boots(bc["_clean_rows"]), boots(m["_jab_rows"]),
-             boots(bj["_jab_rows"])]
-    undefined = m["clean"] - bc["clean"] <= 0  # no lead on clean data: nothing to lose
-    if undefined or any(b is None for b in parts) or len({b.size for b in parts}) != 1:  # type: ignore[union-attr]
+def _lead_lost(m: dict[str, Any], b: dict[str, Any]) -> list[float]:
+    """``[low, high, p]`` of the share of the lead over baseline ``b`` lost, ``(lc - lj) / lc``,
+    recomputed on every paired resample (resamples where the clean lead is not positive are
+    left out); ``p`` is the one-sided p-value of "some of the lead is lost" (> 0). NaN without
+    resamples or when the model has no lead on clean data."""
+    parts = [boots(m["_clean_rows"]), boots(b["_clean_rows"]), boots(m["_jab_rows"]),
+             boots(b["_jab_rows"])]
+    undefined = m["clean"] - b["clean"] <= 0  # no lead on clean data: nothing to lose
+    if undefined or any(p is None for p in parts) or len({p.size for p in parts}) != 1:  # type: ignore[union-attr]
         return [math.nan, math.nan, math.nan]
-    mc, bcb, mj, bjb = parts
-    lc, lj = mc - bcb, mj - bjb  # type: ignore[operator]
+    mc, bc, mj, bj = parts
+    lc, lj = mc - bc, mj - bj  # type: ignore[operator]
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(lc > 0, (lc - lj) / np.where(lc > 0, lc, 1.0), np.nan)
     return [*percentile_interval(share), p_above_zero(share)]

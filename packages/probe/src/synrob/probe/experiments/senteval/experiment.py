@@ -5,9 +5,9 @@ Task files come from ``tasks_dir`` (official SentEval files or built ones) or ar
 per encoder (representation cache), then one run per (task, encoder, layer, classifier) trains
 the classifier on pooled sentence vectors, and one run per (task, baseline) scores a baseline.
 The report is a Table-2-shaped table (tasks as columns) beside the paper's numbers, each task's
-best model row against its best baseline (the lead, with a paired 95 % bootstrap interval over
-the test sentences and a one-sided p-value: :mod:`..intervals`), plus the accuracy per layer of
-every multi-layer encoder.
+best-dev model row against its best-dev baseline (the lead, with a paired 95 % bootstrap
+interval over the test sentences and a one-sided p-value: :mod:`..intervals`), plus the
+accuracy per layer of every multi-layer encoder.
 """
 
 from __future__ import annotations
