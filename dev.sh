@@ -30,11 +30,42 @@ install_wordnet() {
   fi
 }
 
+# Hunspell dictionaries the tests use (Turkish, Czech): the generic Jabberwocky rejects a
+# pseudoword the language's dictionary accepts. synrob looks in /usr/share/hunspell and, without
+# root, in $VENV/share/hunspell.
+HUNSPELL_PKGS=(hunspell-tr hunspell-cs)
+HUNSPELL_DICTS=(tr_TR cs_CZ)
+
+need_hunspell() {
+  local d
+  for d in "${HUNSPELL_DICTS[@]}"; do
+    if [ ! -f "/usr/share/hunspell/$d.dic" ] && [ ! -f "$VENV/share/hunspell/$d.dic" ]; then return 0; fi
+  done
+  return 1
+}
+
+install_hunspell() {
+  if need_hunspell; then
+    log "installing Hunspell dictionaries (Debian ${HUNSPELL_PKGS[*]})"
+    if [ "$(id -u)" = 0 ]; then
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${HUNSPELL_PKGS[@]}") >/dev/null
+    else
+      # No root: unpack the Debian packages and copy the dictionaries into the venv.
+      local tmp deb
+      tmp=$(mktemp -d); (cd "$tmp" && apt-get download "${HUNSPELL_PKGS[@]}" >/dev/null)
+      for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$tmp/root"; done
+      mkdir -p "$VENV/share/hunspell"
+      cp -L "$tmp"/root/usr/share/hunspell/*.{dic,aff} "$VENV/share/hunspell/"
+    fi
+  fi
+}
+
 setup() {
   local key
   key=$({ cat pyproject.toml packages/*/pyproject.toml dev.sh
           for f in plugins/*/pyproject.toml; do if [ -f "$f" ]; then cat "$f"; fi; done; } | sha256sum | cut -c1-16)
   install_wordnet
+  install_hunspell
   if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$key" ] && [ -x "$PY" ]; then
     log "environment up to date ($VENV)"
     return

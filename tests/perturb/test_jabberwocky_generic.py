@@ -178,6 +178,164 @@ def test_the_seed_reproduces_byte_for_byte(cli, tmp_path: Path) -> None:
     assert '"reference"' in runs[0].stdout  # the treebanks it learned from are recorded
 
 
+# ---------------------------------------------------------------------- Hunspell, sibling splits
+#: The dictionaries dev.sh installs for the tests (Debian hunspell-tr, hunspell-cs).
+DICTIONARIES = {"tr": "tr_TR", "cs": "cs_CZ"}
+_SPYLLS: dict[str, object] = {}
+
+
+def _dictionary(lang: str):  # noqa: ANN202 - a spylls Dictionary
+    """``lang``'s Hunspell dictionary read by spylls itself (not through synrob's cache)."""
+    from spylls.hunspell import Dictionary
+    from synrob.perturb.hunspell import find_dictionary
+
+    if lang not in _SPYLLS:
+        files = find_dictionary(lang)
+        if files is None or files.name != DICTIONARIES[lang]:
+            pytest.fail(f"no {DICTIONARIES[lang]} Hunspell dictionary: bash dev.sh setup "
+                        "installs hunspell-tr and hunspell-cs")
+        _SPYLLS[lang] = Dictionary.from_files(str(files.base))
+    return _SPYLLS[lang]
+
+
+def _pseudowords(originals: list, records: list) -> set[str]:
+    """Every replaced form (as written and lower-cased) and pseudo-lemma of ``records``."""
+    out: set[str] = set()
+    for original, rec in zip(originals, records, strict=True):
+        new = {w.id: w for w in rec.sentence.words()}
+        old = {w.id: w for w in original.words()}
+        for wid in rec.changed:
+            assert new[wid].form != old[wid].form
+            out |= {new[wid].form, new[wid].form.lower(), new[wid].lemma}
+    return out
+
+
+def test_no_replaced_form_or_lemma_is_a_hunspell_word(perturbed: tuple[str, list, list]) -> None:
+    """Turkish (agglutinative) and Czech: the dictionary rejects every pseudoword, and the
+    output records which dictionary decided."""
+    lang, originals, records = perturbed
+    words = _pseudowords(originals, records)
+    assert len(words) > 1000
+    dictionary = _dictionary(lang)
+    assert [w for w in sorted(words) if dictionary.lookup(w)] == []
+    recorded = records[0].params["hunspell"]
+    assert recorded["dictionary"] == DICTIONARIES[lang] and recorded["reader"].startswith("spylls")
+
+
+def test_a_missing_dictionary_is_a_warning_naming_the_package(cli, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """Without tr_TR the run still works (one warning line), checks the treebank and wordfreq
+    only, and then makes words the dictionary knows: the check is what keeps them out."""
+    monkeypatch.setenv("SYNROB_HUNSPELL_DIR", str(tmp_path))  # an empty folder
+    path = TREEBANKS["tr"]
+    res = cli(["perturb", "--kind", "jabberwocky", "--seed", "0", str(path),
+               "-o", str(tmp_path / "out.conllu")])
+    assert res.exit_code == 0, res.stderr
+    warning = [line for line in res.stderr.splitlines() if line.startswith("synrob: warning:")]
+    assert len(warning) == 1 and "no Hunspell dictionary for tr" in warning[0]
+    assert "apt-get install hunspell-tr" in warning[0]
+    records = [r for r in read_conllu(tmp_path / "out.conllu")]
+    assert '"hunspell": null' in records[0].metadata["synrob.params"]
+    words = {w.form.lower() for r in records for w in r.words()
+             if str(w.id) in (r.metadata.get("synrob.changed") or "").split(",")}
+    accepted = [w for w in sorted(words) if _dictionary("tr").lookup(w)]
+    assert len(accepted) > 0.02 * len(words), (len(accepted), len(words))
+
+
+def test_answers_are_cached_by_dictionary_content(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from synrob.perturb import hunspell
+
+    folder = tmp_path / "dicts"
+    folder.mkdir()
+    (folder / "xx_XX.aff").write_text("SET UTF-8\nSFX S Y 1\nSFX S 0 lar .\n", encoding="utf-8")
+    (folder / "xx_XX.dic").write_text("2\nkitap/S\nev\n", encoding="utf-8")
+    (folder / "xx_YY.dic").write_text("1\nev\n", encoding="utf-8")  # no .aff: not a dictionary
+    monkeypatch.setenv("SYNROB_HUNSPELL_DIR", str(folder))
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(hunspell, "_ANSWERS", {})
+    files = hunspell.find_dictionary("xx")
+    assert files is not None and files.name == "xx_XX"
+    words = hunspell.HunspellWords(files)
+    assert [words.accepts(w) for w in ("kitaplar", "ev", "evlar", "Kitap")] == [True, True,
+                                                                                False, True]
+    assert words.loaded
+    words.save()
+    monkeypatch.setattr(hunspell, "_ANSWERS", {})  # a new process: the answers come from disk
+    again = hunspell.HunspellWords(files)
+    assert again.path == words.path
+    assert [again.accepts(w) for w in ("kitaplar", "evlar")] == [True, False]
+    assert not again.loaded
+    (folder / "xx_XX.dic").write_text("3\nkitap/S\nev/S\nel\n", encoding="utf-8")
+    changed = hunspell.HunspellWords(files)  # another dictionary content: another cache
+    assert changed.path != words.path and changed.accepts("evlar")
+
+
+def test_the_dictionary_of_a_language_and_its_debian_package(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    from synrob.perturb.hunspell import debian_package, find_dictionary
+
+    for name in ("de_AT", "de_CH", "de_DE"):
+        (tmp_path / f"{name}.dic").write_text("1\nHaus\n", encoding="utf-8")
+        (tmp_path / f"{name}.aff").write_text("SET UTF-8\n", encoding="utf-8")
+    monkeypatch.setenv("SYNROB_HUNSPELL_DIR", str(tmp_path))
+    assert find_dictionary("de").name == "de_DE"  # type: ignore[union-attr]
+    (tmp_path / "de_DE.aff").unlink()
+    assert find_dictionary("de").name == "de_AT"  # type: ignore[union-attr]
+    assert find_dictionary("tr") is None
+    assert (debian_package("tr"), debian_package("cs"), debian_package("de")) == (
+        "hunspell-tr", "hunspell-cs", "hunspell-de-de")
+    assert debian_package("ja") is None
+
+
+def _split_excerpt(folder: Path, name: str) -> tuple[Path, Path]:
+    """The Turkish excerpt as two splits of treebank ``name``: sentences 1-150 train, the rest
+    test."""
+    blocks = TREEBANKS["tr"].read_text(encoding="utf-8").strip("\n").split("\n\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    train, test = folder / f"{name}-ud-train.conllu", folder / f"{name}-ud-test.conllu"
+    train.write_text("\n\n".join(blocks[:150]) + "\n\n", encoding="utf-8")
+    test.write_text("\n\n".join(blocks[150:]) + "\n\n", encoding="utf-8")
+    return train, test
+
+
+def test_sibling_splits_are_found_beside_a_file_and_for_ud_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synrob.perturb.generic_pseudowords import sibling_splits
+
+    train, test = _split_excerpt(tmp_path / "beside", "tr_x")
+    assert sibling_splits([str(test)]) == (train,)
+    assert sibling_splits([str(test), str(train)]) == ()  # named already
+    assert sibling_splits([str(TREEBANKS["tr"])]) == ()  # no other split there
+    # ud:NAME:SPLIT: the other splits in any local folder of NAME; nothing is downloaded
+    monkeypatch.setenv("SYNROB_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
+    _, data_test = _split_excerpt(tmp_path / "data" / "ud" / "tr_y", "tr_y")
+    cache_train, _ = _split_excerpt(tmp_path / "cache" / "data" / "ud" / "tr_y", "tr_y")
+    data_test.with_name("tr_y-ud-train.conllu").unlink()
+    assert sibling_splits(["ud:tr_y:test"]) == (cache_train,)
+
+
+def test_a_sibling_split_joins_the_lexicon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    from synrob.perturb.hunspell import HunspellWarning
+
+    train, test = _split_excerpt(tmp_path, "tr_x")
+    monkeypatch.setenv("SYNROB_HUNSPELL_DIR", str(tmp_path / "none"))  # the lexicon alone
+    with pytest.warns(HunspellWarning, match="hunspell-tr"):
+        jab = get_registry().get("perturber", "jabberwocky")(lang="tr", reference=str(test))
+    records = list(perturb_records(jab, read_blocks(test), seed=0))
+    assert records[0].params["siblings"] == [str(train)]
+    assert jab._generic is not None
+    train_words = TreebankLexicon.from_specs([str(train)]).vocabulary
+    assert train_words - TreebankLexicon.from_specs([str(test)]).vocabulary  # words only it has
+    assert all(w in jab._generic.real for w in train_words)
+    made = _pseudowords(list(read_conllu(test)), records)
+    assert len(made) > 500 and not {w.lower() for w in made} & train_words
+
+
 # ---------------------------------------------------------------------- English unchanged
 #: sha256 of ``synrob perturb --kind jabberwocky`` outputs made before the generic generator
 #: (commit 40ececf), with the ``# synrob.lang = en`` comment (added since) removed.
@@ -189,6 +347,28 @@ _ENGLISH = [
     (["--seed", "3", "-p", "rate=0.5", "-p", "gerunds=true", "ud:en_ewt:dev"],
      "d21dac2a95a4de51dd24617af2d5807e7dcd17c81276095ca046fb898f7c2f85"),
 ]
+
+
+#: sha256 of ``synrob perturb --kind jabberwocky ... -o FILE`` on the bundled EWT sample, made
+#: before Hunspell and sibling splits came to the generic generator (commit 517cce8).
+_ENGLISH_SAMPLE = [
+    (["--seed", "0", "sample:en_ewt:dev"],
+     "9b072fed594665151f050868a63391fbde9c1f127909269bbaaf8b52a351868b"),
+    (["--seed", "0", "sample:en_ewt:test"],
+     "d9afe4a27082031343ac4c2556da6a9ad723d698c23b290255c410f05306aa2c"),
+    (["--seed", "5", "-p", "rate=0.5", "-p", "gerunds=true", "sample:en_ewt:dev"],
+     "8193d81c40043451a8cdbfa0f39f076fca25c9c089472f60fb7d06f8e9d73e68"),
+]
+
+
+@pytest.mark.parametrize(("args", "digest"), _ENGLISH_SAMPLE)
+def test_english_output_on_the_sample_is_byte_identical(cli, tmp_path: Path, args: list[str],
+                                                        digest: str) -> None:
+    out = tmp_path / "out.conllu"
+    res = cli(["perturb", "--kind", "jabberwocky", *args, "-o", str(out)])
+    assert res.exit_code == 0, res.stderr
+    assert "warning" not in res.stderr  # English needs no dictionary
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == digest
 
 
 @pytest.mark.slow

@@ -1,5 +1,7 @@
 """Pseudo-lemmas for any language, learned from its own treebank (generic Jabberwocky).
 
+* :func:`sibling_splits` finds the other splits of a UD split given as input
+  (``NAME-ud-train.conllu`` beside ``NAME-ud-test.conllu``): they join the lexicon.
 * :class:`TreebankLexicon` reads CoNLL-U files once: every FORM and LEMMA (lower-cased: the
   vocabulary a pseudoword must avoid), the alphabetic lemmas of each content UPOS (what the
   character model learns from), and each content word's (UPOS, FEATS, lemma, form) for the
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,11 +33,12 @@ from typing import Any
 
 from .atomic import write_text_atomic
 from .charmodel import CharNgramModel, last_vowel, vowels
-from .data import cache_dir, resolve_input
+from .data import SPLITS, cache_dir, resolve_input, resolve_ud
 from .edits import EditRule, RuleBook
+from .errors import ResourceError
 
 __all__ = ["GENERIC_VERSION", "CONTENT_UPOS", "TreebankLexicon", "RealWords", "load_pools",
-           "ShapeIndex", "shape_fits", "content_word"]
+           "ShapeIndex", "shape_fits", "content_word", "sibling_splits"]
 
 #: Bump when the model, the filter or the pool drawing changes: it keys the on-disk cache.
 GENERIC_VERSION = "1"
@@ -48,6 +52,45 @@ def content_word(upos: str, lemma: str, form: str) -> bool:
     or ADV with a lemma, lemma and form alphabetic."""
     return (upos in CONTENT_UPOS and bool(lemma) and lemma != "_" and lemma.isalpha()
             and form.isalpha())
+
+
+_UD_SPLIT = re.compile(r"(?P<name>.+)-ud-(?P<split>train|dev|test)\.conllu")
+
+
+def _siblings_of(spec: str, path: Path) -> list[Path]:
+    """The other splits of one UD split: files beside it, and for ``ud:NAME:SPLIT`` the other
+    splits found locally (:func:`~synrob.perturb.data.resolve_ud`; nothing is downloaded)."""
+    m = _UD_SPLIT.fullmatch(path.name)
+    if m is None:
+        return []
+    others = [s for s in SPLITS if s != m["split"]]
+    out = [p for s in others if (p := path.with_name(f"{m['name']}-ud-{s}.conllu")).is_file()]
+    scheme, _, rest = spec.partition(":")
+    if scheme == "ud" and rest.count(":") == 1 and not Path(spec).exists():
+        for split in others:
+            try:
+                out.append(resolve_ud(rest.partition(":")[0], split, download=False))
+            except ResourceError:  # the treebank has no such split here (PUD: test only)
+                continue
+    return out
+
+
+def sibling_splits(specs: Sequence[str]) -> tuple[Path, ...]:
+    """Other splits of the UD splits among ``specs`` (``NAME-ud-SPLIT.conllu`` files,
+    ``ud:NAME:SPLIT``) that ``specs`` do not name already, each once, in order.
+
+    ``tr_boun-ud-test.conllu`` brings the ``tr_boun-ud-train.conllu`` and ``-dev`` files of its
+    folder: a word of the training split is a real word too.
+    """
+    named = [(spec, path) for spec in specs for path in resolve_input(spec)]
+    seen = {path.resolve() for _, path in named}
+    out: list[Path] = []
+    for spec, path in named:
+        for sib in _siblings_of(spec, path):
+            if sib.resolve() not in seen:
+                seen.add(sib.resolve())
+                out.append(sib)
+    return tuple(out)
 
 
 def _word_lines(path: Path) -> Iterable[list[str]]:

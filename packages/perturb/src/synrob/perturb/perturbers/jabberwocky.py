@@ -16,11 +16,16 @@ gets the same pseudo-lemma and different lemmas get different ones. Only FORM an
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError
+from ..generic_pseudowords import sibling_splits
+from ..hunspell import HunspellWarning, HunspellWords, find_dictionary, missing_dictionary_message
 from ..morphology import Form, inflect, match_case
 from .jabberwocky_generic import GenericJabberwocky
 
@@ -72,8 +77,10 @@ class Jabberwocky(Perturber):
     """Replace regularly inflected content words by inflected pseudowords."""
 
     name = "jabberwocky"
-    #: 1.1: any language (generic generator); English output unchanged for the same seed
-    version = "1.1"
+    #: 1.1: any language (generic generator); English output unchanged for the same seed.
+    #: 1.2: not English: the Hunspell dictionary rejects pseudowords, a UD split's sibling
+    #: splits join the lexicon (English output unchanged)
+    version = "1.2"
     summary = (
         "replace NOUN/VERB/ADJ/ADV by pronounceable pseudowords inflected like the originals "
         "(English: the paper's regular classes; other languages: the treebank's own rules); "
@@ -114,23 +121,53 @@ class Jabberwocky(Perturber):
                 "-p reference=FILES (synrob perturb sets it to its input files)")
         self._pools: dict[str, tuple[str, ...]] = {}
         self._generic: GenericJabberwocky | None = None
+        self._siblings: tuple[Path, ...] | None = None
+        self._recorded: dict[str, object] | None = None
+        self._dictionary = None if self.lang == "en" else find_dictionary(self.lang)
+        if self.lang != "en" and self._dictionary is None:
+            warnings.warn(missing_dictionary_message(self.lang), HunspellWarning, stacklevel=1)
 
     @property
     def recorded_options(self) -> dict[str, object]:
         """English records the paper generator's options only (the output is unchanged by the
-        generic generator's), other languages all but ``gerunds`` (an English class)."""
-        drop = _GENERIC_ONLY if self.lang == "en" else ("gerunds",)
-        return {k: v for k, v in self.options.items() if k not in drop}
+        generic generator's); other languages all but ``gerunds`` (an English class), plus what
+        else the output depends on: ``hunspell`` (the dictionary's name, the SHA-256 of its
+        files and the reader, or None without one) and ``siblings`` (the other splits of the
+        reference UD splits, which join the lexicon)."""
+        if self.lang == "en":
+            return {k: v for k, v in self.options.items() if k not in _GENERIC_ONLY}
+        if self._recorded is None:
+            hunspell = None if self._dictionary is None else self._dictionary.identity()
+            self._recorded = {**{k: v for k, v in self.options.items() if k != "gerunds"},
+                              "hunspell": hunspell,
+                              "siblings": [str(p) for p in self._sibling_splits()]}
+        return self._recorded
+
+    def _reference_specs(self) -> list[str]:
+        opts = self.options
+        return [s.strip() for s in str(opts["reference"]).split(",") if s.strip()]
+
+    def _sibling_splits(self) -> tuple[Path, ...]:
+        if self._siblings is None:
+            self._siblings = sibling_splits(self._reference_specs())
+        return self._siblings
+
+    def _setup_generic(self) -> None:
+        """Learn the generic generator from the reference treebanks, their sibling splits and
+        ``lexicon``; pseudowords checked against the language's Hunspell dictionary if any."""
+        opts: dict[str, Any] = self.options
+        lexicon = [s.strip() for s in str(opts["lexicon"]).split(",") if s.strip()]
+        specs = [*self._reference_specs(), *map(str, self._sibling_splits()), *lexicon]
+        words = None if self._dictionary is None else HunspellWords(self._dictionary)
+        self._generic = GenericJabberwocky(
+            self.lang, specs, seed=opts["lexicon_seed"], size=opts["lexicon_size"],
+            order=opts["order"], min_lemmas=opts["min_lemmas"], dictionary=words)
 
     def setup(self) -> None:
         """Load (or generate once and cache on disk) the pseudoword pool; for a language other
         than English, learn the generic generator from the reference treebanks."""
         if self.lang != "en":
-            opts = self.options
-            specs = [s for s in f"{opts['reference']},{opts['lexicon']}".split(",") if s.strip()]
-            self._generic = GenericJabberwocky(
-                self.lang, [s.strip() for s in specs], seed=opts["lexicon_seed"],
-                size=opts["lexicon_size"], order=opts["order"], min_lemmas=opts["min_lemmas"])
+            self._setup_generic()
             self._ready = True
             return
         from ..pseudowords import load_lexicon

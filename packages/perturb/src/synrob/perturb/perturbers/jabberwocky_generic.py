@@ -10,7 +10,10 @@ lemmas. Its lemma gets a pseudo-lemma from the UPOS's pool that
   letter and last vowel, no vowel the lemma lacks), so harmony- and consonant-conditioned
   suffixes stay right,
 * takes every rule of that lemma's words in the sentence (its prefix and suffix are there), and
-* yields forms that are not real words, not another pseudo-lemma's form in the sentence.
+* yields forms that are not real words, not another pseudo-lemma's form in the sentence:
+  no form, as lower-cased and as written, nor the pseudo-lemma is in the treebanks' vocabulary,
+  known to ``wordfreq`` or (when the language has one installed) accepted by its Hunspell
+  dictionary (:class:`~synrob.perturb.hunspell.HunspellWords`).
 
 The same lemma (and UPOS) gets the same pseudo-lemma within a sentence, different lemmas
 different ones. The new FORM is the rule applied to the pseudo-lemma, cased like the original;
@@ -34,6 +37,7 @@ from ..generic_pseudowords import (
     content_word,
     load_pools,
 )
+from ..hunspell import HunspellWords
 from ..morphology import match_case
 
 __all__ = ["GenericJabberwocky", "NO_RULE", "NO_FIT"]
@@ -54,10 +58,11 @@ class GenericJabberwocky:
     """The generic generator for language ``lang``, learned from ``specs`` (treebank files)."""
 
     def __init__(self, lang: str, specs: list[str], *, seed: int, size: int, order: int,
-                 min_lemmas: int) -> None:
+                 min_lemmas: int, dictionary: HunspellWords | None = None) -> None:
         lexicon = TreebankLexicon.from_specs(specs)
         self.lang = lang
         self.real = RealWords(lang, lexicon.vocabulary)
+        self.dictionary = dictionary
         self.rules: RuleBook = lexicon.rulebook(min_lemmas)
         pools = load_pools(lang, lexicon, self.real, self.rules, seed=seed, size=size,
                            order=order)
@@ -74,9 +79,21 @@ class GenericJabberwocky:
             return None
         return _Target(word, rule)
 
-    def _choose(self, lemma: str, upos: str, rules: set[EditRule], rng: random.Random,
+    def _clashes(self, pseudo: str, made: dict[EditRule, str], group: list[_Target],
+                 forms: dict[str, str]) -> bool:
+        """Whether a candidate makes a real word or another pseudo-lemma's form."""
+        if any(f in self.real or forms.get(f, pseudo) != pseudo for f in made.values()):
+            return True
+        if self.dictionary is None:
+            return False
+        written = {pseudo, *made.values(), *(match_case(t.word.form, made[t.rule]) for t in group)}
+        return any(self.dictionary.accepts(w) for w in sorted(written))
+
+    def _choose(self, lemma: str, upos: str, group: list[_Target], rng: random.Random,
                 used: set[str], forms: dict[str, str]) -> tuple[str, dict[EditRule, str]] | None:
-        """A pseudo-lemma for ``lemma`` and its form under each rule, or None."""
+        """A pseudo-lemma for ``lemma`` (the words ``group``) and its form under each rule, or
+        None."""
+        rules = {t.rule for t in group}
         # the rules' affixes are all affixes of one lemma, so the longest ones imply the others
         suffix = max((r.lemma_suffix for r in rules), key=len)
         prefix = max((r.lemma_prefix for r in rules), key=len)
@@ -87,8 +104,7 @@ class GenericJabberwocky:
         for _ in range(min(_TRIES, len(fitting))):
             pseudo = fitting.pop(rng.randrange(len(fitting)))
             made = {r: r.apply(pseudo) for r in rules}
-            clash = any(f in self.real or forms.get(f, pseudo) != pseudo for f in made.values())
-            if not clash:
+            if not self._clashes(pseudo, made, group, forms):
                 return pseudo, made
         return None
 
@@ -109,7 +125,7 @@ class GenericJabberwocky:
         forms: dict[str, str] = {}  # every form made so far -> its pseudo-lemma
         changes: dict[int, dict[str, str]] = {}
         for (lemma, upos), group in groups.items():
-            chosen = self._choose(lemma, upos, {t.rule for t in group}, rng, used, forms)
+            chosen = self._choose(lemma, upos, group, rng, used, forms)
             if chosen is None:
                 continue
             pseudo, made = chosen
