@@ -59,6 +59,7 @@ def test_control_mdl_bootstrap_json(cli, tmp_path):
     rows = [r for r in rows if "-" not in r[0] and "." not in r[0]]  # syntactic words
     words, k = len(rows), len({r[3] for r in rows})
     assert out["results"][test]["mdl"]["uniform_bits"] == pytest.approx(words * math.log2(k))
+    _check_baseline_intervals(out, test, 200)
     d = out["deltas"][str(copy)]  # the copy is the same sentences: no drop at all
     assert d["reference"] == test and d["aligned_by"] == "position" and d["pairs"] == 250
     assert d["acc"] == 0 and d["acc_ci95"] == [0, 0] and d["p_value"] == 1
@@ -80,3 +81,27 @@ def test_seeds_mean_std_and_table(cli):
     assert r.exit_code == 0, r.stderr
     header = r.stdout.splitlines()[0].split()
     assert "std" in header and "ci95" in header and "acc_seeds" not in header
+
+
+def _check_baseline_intervals(out: dict, test: str, n_boot: int) -> None:
+    """The majority baseline's interval is the percentile interval of its per-sentence
+    statistics on the layer's own resamples (default_rng(seed), stats.resample_indices), and
+    the layer's lead over it is the paired difference."""
+    from synrob.probe import stats as st
+    from synrob.probe.tasks import PosTask, load_gold
+    from synrob.probe.tree_baselines import baseline_predictions
+
+    base, res = out["baselines"]["majority"][test], out["results"][test]
+    task, train, gold = PosTask(), load_gold(str(sample_path("train"))), load_gold(test)
+    task.fit(train)
+    _, stats = st.score(task, gold, baseline_predictions("majority", task, train, gold))
+    idx = st.resample_indices(len(gold), n_boot, np.random.default_rng(out["seed"]))
+    assert base["acc_ci95"] == st.percentile_interval(st.bootstrap_values([stats["acc"]], idx))
+    lead = res["lead"]["majority"]
+    assert lead["acc"] == res["acc"] - base["acc"]
+    low, high = lead["acc_ci95"]
+    assert low <= lead["acc"] <= high
+    values = np.asarray(st.bootstrap_values([stats["acc"]], idx))
+    assert high - low < (base["acc_ci95"][1] - base["acc_ci95"][0]) + (
+        res["acc_ci95"][1] - res["acc_ci95"][0])  # paired: narrower than the two added
+    assert values.shape == (n_boot,)

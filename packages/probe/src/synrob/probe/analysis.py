@@ -12,7 +12,9 @@ per-file results (``LayerResult.results[file]``):
 * ``mdl`` / ``control_mdl`` (:mod:`synrob.probe.mdl`; the training set's codelength, the same
   for every test file; averaged over seeds);
 * with ``bootstrap`` > 0, ``M_ci95`` for every metric (and in ``control`` and ``selectivity``),
-  from :mod:`synrob.probe.stats`;
+  from :mod:`synrob.probe.stats`; the baselines' ``M_ci95`` (in ``ProbeRun.baselines``) and
+  each layer's ``lead`` over each baseline (``lead[baseline][M]``, probe - baseline, with its
+  paired ``M_ci95``), all on the same resamples;
 
 and to ``LayerResult.extras["deltas"]``, per perturbed test file (every test file after the
 first, aligned with the first), the **drop** clean - perturbed of every metric with its
@@ -156,9 +158,25 @@ def _metric_indices(stats: st.SentenceStats, plain: st.Resamples, drawn: dict[by
     return drawn[key]
 
 
+def _add_baseline_intervals(m: dict[str, Any], k: str, values: np.ndarray, idx: st.Resamples,
+                            baselines: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """Metric ``k``'s ``k_ci95`` of each baseline and the layer's paired lead over it
+    (``m["lead"][baseline]``), on the resamples ``idx`` that gave the layer's ``values``."""
+    for name, (metrics, stats) in baselines.items():
+        if k not in stats or k not in metrics:
+            continue
+        base = st.bootstrap_values([stats[k]], idx)
+        metrics[f"{k}_ci95"] = st.percentile_interval(base)
+        lead = m.setdefault("lead", {}).setdefault(name, {})
+        lead[k] = m[k] - metrics[k]
+        lead[f"{k}_ci95"] = st.percentile_interval(values - base)
+
+
 def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int, seed: int,
-                   controls: list[LayerResult], ctrl_tasks: list[ControlTask]) -> None:
-    """``M_ci95`` of each metric, of the control's and of the selectivity (paired).
+                   controls: list[LayerResult], ctrl_tasks: list[ControlTask],
+                   run: ProbeRun | None = None) -> None:
+    """``M_ci95`` of each metric, of the control's and of the selectivity (paired), and of
+    ``run``'s baselines with the layer's lead over each (:func:`_add_baseline_intervals`).
 
     Per test file, in order: the plain resamples :func:`stats.resample_indices` from
     ``default_rng(seed)``; a length-averaged metric's are :func:`stats.stratified_indices` of
@@ -170,6 +188,8 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
         drawn: dict[bytes, Any] = {}
         task_stats = _stats(task, per_seed, golds, f)
         ctrl_stats = [_stats(t, [c], golds, f)[0] for t, c in zip(ctrl_tasks, controls, strict=True)]
+        base = {} if run is None else {name: (run.baselines[name][f], s[f])
+                                       for name, s in run.baseline_stats.items() if f in s}
         for k in task_stats[0]:
             if k not in m:
                 continue
@@ -181,6 +201,7 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
                 cv = st.bootstrap_values([s[k] for s in ctrl_stats], idx)
                 m["control"][f"{k}_ci95"] = st.percentile_interval(cv)
                 m["selectivity"][f"{k}_ci95"] = st.percentile_interval(values - cv)
+            _add_baseline_intervals(m, k, values, idx, base)
 
 
 def paired_drops(clean: Sequence[dict[str, st.SentenceStats]],
@@ -263,6 +284,7 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
             _add_mdl(res, run, kw["features"], kw["train"], kw["dev"], seeds,
                      kw.get("device", "cpu"), opts.control)
         if opts.bootstrap > 0:
-            _add_intervals(res, task, run.golds, opts.bootstrap, seeds[0], controls, ctrl_tasks)
+            _add_intervals(res, task, run.golds, opts.bootstrap, seeds[0], controls, ctrl_tasks,
+                           run)
             _add_deltas(res, task, run.golds, opts.bootstrap, seeds[0])
     return run

@@ -61,6 +61,8 @@ class ProbeRun:
     baselines: dict[str, dict[str, dict[str, float]]]  # baseline -> test file -> metrics
     golds: dict[str, GoldCorpus]
     seconds: float = 0.0
+    #: baseline -> test file -> metric -> per-sentence statistics (``keep_stats``)
+    baseline_stats: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def best(self) -> LayerResult:
@@ -155,9 +157,12 @@ def evaluate_probe(task: Task, probe: Probe, module: Any, feats: Features, gold:
     return task.evaluate(gold, preds), preds
 
 
-def evaluate_baselines(task: Task, train: GoldCorpus, tests: dict[str, GoldCorpus]
+def evaluate_baselines(task: Task, train: GoldCorpus, tests: dict[str, GoldCorpus],
+                       stats: dict[str, dict[str, Any]] | None = None
                        ) -> dict[str, dict[str, dict[str, float]]]:
-    """baseline -> test file -> metrics, for the baselines that apply to the task."""
+    """baseline -> test file -> metrics, for the baselines that apply to the task; with
+    ``stats``, each one's per-sentence statistics go into ``stats[baseline][file]`` (one
+    scoring pass, :func:`synrob.probe.stats.score`)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name in BASELINES:
         per_file = {}
@@ -165,7 +170,10 @@ def evaluate_baselines(task: Task, train: GoldCorpus, tests: dict[str, GoldCorpu
             preds = baseline_predictions(name, task, train, gold)
             if preds is None:
                 break
-            per_file[label] = task.evaluate(gold, preds)
+            if stats is None:
+                per_file[label] = task.evaluate(gold, preds)
+            else:
+                per_file[label], stats.setdefault(name, {})[label] = score(task, gold, preds)
         if per_file:
             out[name] = per_file
     return out
@@ -235,8 +243,11 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         results.append(res)
         if on_layer is not None:
             on_layer(res)
-    base = evaluate_baselines(task, train_gold, golds) if baselines and train_gold else {}
-    return ProbeRun(encoder, task, probe, seed, results, base, golds, time.perf_counter() - t0)
+    base_stats: dict[str, dict[str, Any]] = {}
+    base = (evaluate_baselines(task, train_gold, golds, base_stats if keep_stats else None)
+            if baselines and train_gold else {})
+    return ProbeRun(encoder, task, probe, seed, results, base, golds, time.perf_counter() - t0,
+                    base_stats)
 
 
 def _warn_massive(encoder: str, layer: int, norm: normalize.WordNorm | None) -> None:

@@ -75,7 +75,8 @@ def _table(run: ProbeRun, many_layers: bool) -> list[list[str]]:
     for name, per_file in run.baselines.items():
         for f, m in per_file.items():
             rows.append([name, f, *[_fmt(m.get(k)) for k in metrics], _fmt(m.get("sentences")),
-                         *[""] * len(extra)])
+                         *[_interval(m.get(f"{run.task.primary_metric}_ci95")) if c == "ci95"
+                           else "" for c in extra]])
     return rows
 
 
