@@ -101,12 +101,13 @@ def test_score_pairs_uses_sentence_logprobs(tiny_lms):
             s.logprob_original / s.tokens_original)
 
 
-def _score(lo: float, lp: float) -> PairScore:
-    return PairScore(SentencePair("s", None, "o", "p"), lo, lp, 2, 2)
+def _score(lo: float, lp: float, source: str = "s") -> PairScore:
+    return PairScore(SentencePair(source, None, "o", "p"), lo, lp, 2, 2)
 
 
 def test_summary_accuracy_ties_and_seeded_interval():
-    scores = [_score(-1, -2)] * 6 + [_score(-3, -2)] * 3 + [_score(-2, -2)]  # one tie
+    values = [(-1, -2)] * 6 + [(-3, -2)] * 3 + [(-2, -2)]  # one tie; ten source sentences
+    scores = [_score(lo, lp, f"s{k}") for k, (lo, lp) in enumerate(values)]
     s = preference_summary(scores, n_boot=500, seed=3)
     assert s["pairs"] == 10 and s["preferred"] == 6 and s["ties"] == 1
     assert s["accuracy"] == pytest.approx(0.6)
@@ -121,7 +122,8 @@ def test_summary_interval_covers_at_about_the_nominal_rate():
     covered = 0
     for k in range(200):
         prefs = rng.random(200) < 0.7
-        scores = [_score(-1, -2) if p else _score(-2, -1) for p in prefs]
+        scores = [_score(-1, -2, f"s{i}") if p else _score(-2, -1, f"s{i}")
+                  for i, p in enumerate(prefs)]
         lo, hi = preference_summary(scores, n_boot=400, seed=k)["accuracy_ci95"]
         covered += lo <= 0.7 <= hi
     assert 0.88 <= covered / 200 <= 0.99

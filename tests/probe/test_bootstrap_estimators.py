@@ -1,6 +1,7 @@
 """The bootstrap resamples the same estimator as the point estimate (issue 27, items 2 and 3b):
 length-averaged metrics are resampled within each sentence length (stratified), and the
-variants of one source sentence are resampled together (cluster bootstrap)."""
+variants of one source sentence are resampled together (cluster bootstrap: ``synrob probe``'s
+drops and ``synrob score``'s preference interval)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 from synrob.probe import stats as st
 from synrob.probe.analysis import _add_deltas, _add_intervals, paired_drops
+from synrob.probe.behaviour import PairScore, SentencePair, preference_summary
 from synrob.probe.experiments.data import perturbed_file
 from synrob.probe.experiments.intervals import annotate, boot_indices, boots, strata_indices
 from synrob.probe.probing import LayerResult
@@ -204,3 +206,27 @@ def test_the_cluster_bootstrap_is_wider_than_resampling_variants_as_independent(
     width = {name: np.diff(st.percentile_interval(c.values(ci[i]) - p.values(pi[i])))[0]
              for name, i in (("cluster", clustered), ("naive", naive))}
     assert width["cluster"] > width["naive"]
+
+
+def _pair_scores(sources: list[str], rng: np.random.Generator) -> list[PairScore]:
+    return [PairScore(SentencePair(src, f"{src}.v{k}", "a b", "b a"), float(rng.normal()),
+                      float(rng.normal()), 2, 2) for k, src in enumerate(sources)]
+
+
+def test_preference_interval_resamples_sources_with_all_their_variants() -> None:
+    """``synrob score``'s interval: 3 variants per source give the source-level resample."""
+    scores = _pair_scores([f"s{i}" for i in range(30) for _ in range(3)],
+                          np.random.default_rng(3))
+    prefers = np.array([s.prefers_original for s in scores], dtype=float)
+    drawn = np.random.default_rng(9).integers(0, 30, size=(500, 30))
+    pairs = (3 * drawn[:, :, None] + np.arange(3)).reshape(500, 90)
+    summary = preference_summary(scores, n_boot=500, seed=9)
+    assert summary["accuracy_ci95"] == st.percentile_interval(prefers[pairs].mean(axis=1))
+    naive = st.resample_indices(90, 500, np.random.default_rng(9))
+    assert summary["accuracy_ci95"] != st.percentile_interval(prefers[naive].mean(axis=1))
+    # one pair per source: the plain resample of the pairs, as before
+    single = _pair_scores([f"s{i}" for i in range(40)], np.random.default_rng(4))
+    plain = st.resample_indices(40, 500, np.random.default_rng(9))
+    one = np.array([s.prefers_original for s in single], dtype=float)
+    assert (preference_summary(single, n_boot=500, seed=9)["accuracy_ci95"]
+            == st.percentile_interval(one[plain].mean(axis=1)))

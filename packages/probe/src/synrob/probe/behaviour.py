@@ -12,7 +12,8 @@ original's total log-probability is strictly higher (a tie is not a preference).
 * Pairs whose two texts are identical (the perturber left the sentence unchanged, label ``O``)
   carry no preference: :func:`split_unchanged` sets them aside and the summary counts them.
 * :func:`preference_summary` gives the preference accuracy over the scored pairs with a seeded
-  percentile bootstrap interval over pairs (:mod:`synrob.probe.stats`).
+  percentile bootstrap interval that resamples the source sentences, each with all its scored
+  pairs (a cluster bootstrap, :mod:`synrob.probe.stats`: variants are not independent).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import percentile_interval, resample_indices
+from .stats import cluster_indices, percentile_interval, source_clusters
 
 __all__ = ["SentencePair", "PairScore", "pair_sentences", "split_unchanged", "score_pairs",
            "preference_summary"]
@@ -134,15 +135,21 @@ def preference_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed:
                        ) -> dict[str, Any]:
     """Preference accuracy over ``scores`` with its 95 % percentile bootstrap interval.
 
-    The interval resamples pairs with replacement (``n_boot`` resamples drawn by
-    ``numpy.random.default_rng(seed)``); with no pair or ``n_boot`` 0 it is ``[nan, nan]``.
+    The interval resamples the pairs' source sentences with replacement, each with all its
+    pairs (:func:`~synrob.probe.stats.cluster_indices` over
+    :func:`~synrob.probe.stats.source_clusters` of the pairs' sources; ``n_boot`` resamples
+    drawn by ``numpy.random.default_rng(seed)``): with one pair per source, the resample of the
+    pairs themselves. With no pair or ``n_boot`` 0 it is ``[nan, nan]``.
     """
     prefers = np.array([s.prefers_original for s in scores], dtype=np.float64)
     n = prefers.size
     interval = [float("nan"), float("nan")]
     if n and n_boot > 0:
-        idx = resample_indices(n, n_boot, np.random.default_rng(seed))
-        interval = percentile_interval(prefers[idx].mean(axis=1), 0.95)
+        sources = np.array([s.pair.source for s in scores], dtype=object)
+        idx = cluster_indices(source_clusters(sources), n_boot, np.random.default_rng(seed))
+        means = (prefers[idx].mean(axis=1) if isinstance(idx, np.ndarray)
+                 else np.array([prefers[r].mean() for r in idx]))
+        interval = percentile_interval(means, 0.95)
     lo = np.array([s.logprob_original for s in scores], dtype=np.float64)
     lp = np.array([s.logprob_perturbed for s in scores], dtype=np.float64)
     return {
