@@ -27,8 +27,9 @@ _Lm = Annotated[str, typer.Option("--lm", help="Language model: an alias (smollm
                                   "directory, a .gguf file or a Hugging Face name.")]
 _Json = Annotated[bool, typer.Option("--json", help="JSON lines: one per scored pair, then the "
                                      "summary.")]
-_Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples over pairs "
-                                         "for the 95% interval of the accuracy (0: none).")]
+_Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the source "
+                                         "sentences, each with all its pairs, for the 95% "
+                                         "interval of the accuracy (0: none).")]
 _Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")]
 _Device = Annotated[str, typer.Option(help=DEVICE_HELP)]
 _Dtype = Annotated[str, typer.Option("--dtype", help="Dtype the LM computes in: auto (bfloat16 "
@@ -106,7 +107,7 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     BOS; masked LMs: pseudo-log-likelihood). The LM prefers the original when its total is
     strictly higher (ties do not count). Pairs with identical texts (unchanged by the
     perturber) are skipped and counted. The accuracy's 95% interval is a seeded percentile
-    bootstrap over pairs.
+    bootstrap over the source sentences, each resampled with all its pairs.
     """
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
