@@ -13,7 +13,8 @@
   float16 (target < 2000);
 * the machine and the FLOP bound: ``matmul_gflops_fp32`` / ``matmul_gflops_bf16`` (a
   (2048 x 1024) x (1024 x 1024) ``torch.nn.functional.linear``, the product a transformer layer
-  runs), ``native_bf16`` (:func:`synrob.perturb.dtype.native_bf16`), ``default_dtype`` (what
+  runs), ``native_bf16`` (:func:`synrob.perturb.dtype.native_bf16`; ``SYNROB_NATIVE_BF16``
+  overrides the hardware's answer when set), ``default_dtype`` (what
   the encoder's ``precision=auto`` resolves to for MiniLM here), ``flop_per_token`` (2 FLOPs
   per weight of the layers plus the attention products at the batches' mean length),
   ``flop_bound_tokens_per_s`` (fp32 GFLOP/s over that; the GFLOP/s is the median of one

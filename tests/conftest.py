@@ -73,6 +73,21 @@ def cli():
     return _run_cli
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _machine_independent_bf16():
+    """``SYNROB_NATIVE_BF16=0`` for the whole session unless the runner sets it, so precision
+    ``auto`` resolves to float32 on every CPU and no result depends on whether this one has
+    native bf16. Session-scoped, so module fixtures that make an encoder see it too. The
+    dtype-dependent tests (tests/probe/test_dtype.py, the MiniLM tests of
+    tests/probe/test_encoders_real.py) set it themselves and run under both settings."""
+    from synrob.perturb.dtype import NATIVE_BF16_ENV
+
+    with pytest.MonkeyPatch.context() as mp:
+        if NATIVE_BF16_ENV not in os.environ:
+            mp.setenv(NATIVE_BF16_ENV, "0")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Each test session gets its own synrob cache unless SYNROB_CACHE is set by the runner."""

@@ -46,10 +46,13 @@ def test_cuda_extraction_matches_cpu(tiny_bert: Path, sample_dev: Path) -> None:
         assert 0 < rel < 2e-2  # bf16 differs from fp32, by rounding only
 
 
-def test_cuda_auto_precision_is_bf16_for_a_checked_model_only() -> None:
-    """On a bf16-capable GPU ``auto`` is bf16 for MiniLM (checked) and fp32 for other models."""
-    from synrob.perturb.dtype import resolve_dtype_for
+def test_cuda_auto_precision_is_bf16_for_a_checked_model_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a bf16-capable GPU ``auto`` is bf16 for MiniLM (checked) and fp32 for other models
+    (detected: ``SYNROB_NATIVE_BF16``, 0 for the rest of the suite, is unset here)."""
+    from synrob.perturb.dtype import NATIVE_BF16_ENV, resolve_dtype_for
 
+    monkeypatch.delenv(NATIVE_BF16_ENV, raising=False)
     assert torch.cuda.is_bf16_supported()
     assert resolve_dtype_for("auto", "cuda", "minilm") == "bfloat16"
     assert resolve_dtype_for("auto", "cuda", "/some/unchecked-model") == "float32"

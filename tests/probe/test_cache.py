@@ -136,12 +136,15 @@ def test_read_words_matches_the_corpus_model(ewt_dev):
 @pytest.mark.slow
 def test_transformer_chunks_written_straight_to_float16_memmaps(ewt_dev, tmp_path, monkeypatch):
     """encode_corpus (chunked, float16 memmaps, background flush) equals encode_flat (float32)
-    row for row, sentence states included, across chunk boundaries."""
+    row for row, sentence states included, across chunk boundaries. float32 is asked for, not
+    ``auto``: the chunk writer gets float32 states whatever the model computes in (bf16 ones
+    are cast before pooling; test_encoders_real.py checks MiniLM's output under both)."""
     from synrob.probe.encoders.resolve import resolve_encoder
 
     corpus = _small_corpus(ewt_dev, tmp_path, 90)
     monkeypatch.setattr(reps, "CHUNK_WORDS", 300)  # several chunks
-    enc = resolve_encoder("minilm", {"device": "cpu", "token_budget": 256})
+    enc = resolve_encoder("minilm", {"device": "cpu", "token_budget": 256,
+                                     "precision": "float32"})
     rs = reps.encode_corpus(enc, corpus, layers="0,3,-1", dtype="float16")
     sents = reps.read_words(corpus)
     assert len(reps._chunks(rs.offsets, 300)) > 3

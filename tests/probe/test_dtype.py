@@ -11,12 +11,19 @@ from synrob.perturb.errors import ParameterError
 
 
 @pytest.fixture
-def no_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+def detect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SYNROB_NATIVE_BF16`` unset: native bf16 is read from the hardware (tests/conftest.py
+    sets it to 0 for the rest of the suite)."""
+    monkeypatch.delenv(dt.NATIVE_BF16_ENV, raising=False)
+
+
+@pytest.fixture
+def no_bf16(monkeypatch: pytest.MonkeyPatch, detect: None) -> None:
     monkeypatch.setattr(dt, "_cpu_flags", lambda: frozenset({"avx2"}))
 
 
 @pytest.fixture
-def with_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+def with_bf16(monkeypatch: pytest.MonkeyPatch, detect: None) -> None:
     monkeypatch.setattr(dt, "_cpu_flags", lambda: frozenset({"avx2", "avx512_bf16"}))
     monkeypatch.setattr(dt, "BF16_CHECKED", frozenset({"checked-model"}))
 
@@ -41,7 +48,7 @@ def test_auto_is_bf16_only_for_a_checked_model_on_bf16_hardware(with_bf16: None)
     assert dt.resolve_dtype("auto", "mps", "checked-model") == "float32"
 
 
-def test_this_machines_flags_are_read_not_guessed() -> None:
+def test_this_machines_flags_are_read_not_guessed(detect: None) -> None:
     flags = dt._cpu_flags()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
@@ -49,6 +56,74 @@ def test_this_machines_flags_are_read_not_guessed() -> None:
         assert ("avx512_bf16" in flags) == ("avx512_bf16" in text)
         assert dt.native_bf16("cpu") == any(f in text.split() for f in
                                             ("avx512_bf16", "amx_bf16", "bf16"))
+
+
+@pytest.mark.parametrize("flags", [{"avx2"}, {"avx2", "avx512_bf16"}], ids=["avx2", "bf16-cpu"])
+@pytest.mark.parametrize(("value", "native"), [
+    ("0", False), ("off", False), (" No ", False), ("false", False),
+    ("1", True), ("ON", True), ("yes", True), (" true ", True)])
+def test_synrob_native_bf16_overrides_what_the_hardware_says(
+        monkeypatch: pytest.MonkeyPatch, flags: set[str], value: str, native: bool) -> None:
+    """``SYNROB_NATIVE_BF16`` decides native bf16 whatever the CPU flags say, on every
+    device; the model check still applies."""
+    monkeypatch.setattr(dt, "_cpu_flags", lambda: frozenset(flags))
+    monkeypatch.setattr(dt, "BF16_CHECKED", frozenset({"checked-model"}))
+    monkeypatch.setenv(dt.NATIVE_BF16_ENV, value)
+    assert dt.native_bf16_override() is native
+    assert dt.native_bf16("cpu") is native and dt.native_bf16("mps") is native
+    assert dt.native_bf16("cuda") is native  # the variable answers: torch is not asked
+    auto = "bfloat16" if native else "float32"
+    assert dt.resolve_dtype("auto", "cpu", "checked-model") == auto
+    assert dt.resolve_dtype_for("auto", "cpu", "checked-model") == auto
+    assert dt.resolve_dtype("auto", "cpu", "other-model") == "float32"
+    assert dt.resolve_dtype("float32", "cpu", "checked-model") == "float32"
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_synrob_native_bf16_means_detect(monkeypatch: pytest.MonkeyPatch,
+                                                  value: str) -> None:
+    monkeypatch.setenv(dt.NATIVE_BF16_ENV, value)
+    assert dt.native_bf16_override() is None
+    for flags in ({"avx2"}, {"avx512_bf16"}, {"amx_bf16"}, {"bf16"}):
+        monkeypatch.setattr(dt, "_cpu_flags", lambda f=flags: frozenset(f))
+        assert dt.native_bf16("cpu") == (flags != {"avx2"})
+
+
+@pytest.mark.parametrize("value", ["2", "auto", "bf16", "y"])
+def test_an_invalid_synrob_native_bf16_is_a_parameter_error(monkeypatch: pytest.MonkeyPatch,
+                                                            value: str) -> None:
+    """Refused wherever ``auto`` is resolved, with or without a device or a checked model."""
+    monkeypatch.setenv(dt.NATIVE_BF16_ENV, value)
+    msg = f"invalid SYNROB_NATIVE_BF16={value!r}: use 1 .* 0 .* unset to detect it"
+    for call in (lambda: dt.native_bf16("cpu"), lambda: dt.resolve_dtype("auto", "cpu", "m"),
+                 lambda: dt.resolve_dtype_for("auto", "cuda:7", "minilm")):
+        with pytest.raises(ParameterError, match=msg):
+            call()
+    assert dt.resolve_dtype_for("bfloat16", "cpu", "m") == "bfloat16"  # not read: no auto
+
+
+def test_an_invalid_synrob_native_bf16_is_one_error_line_in_the_cli(
+        cli, monkeypatch: pytest.MonkeyPatch, sample_dev: Path) -> None:
+    monkeypatch.setenv(dt.NATIVE_BF16_ENV, "maybe")
+    r = cli(["encode", "--encoder", "minilm", "--layers", "0", sample_dev])
+    assert r.exit_code == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "synrob: error: invalid SYNROB_NATIVE_BF16='maybe': use 1 (native bf16), 0 (none) or "
+        "leave it unset to detect it")
+
+
+@pytest.mark.parametrize("value", ["0", "1"])
+def test_the_encoder_resolves_auto_by_the_variable_and_keys_the_cache_with_it(
+        tiny_lms, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    from synrob.probe.encoders.transformer import TransformerEncoder
+
+    monkeypatch.setattr(dt, "BF16_CHECKED", frozenset({"masked"}))  # tiny_lms["masked"]
+    monkeypatch.setenv(dt.NATIVE_BF16_ENV, value)
+    enc = TransformerEncoder(model=str(tiny_lms["masked"]))
+    want = {"0": "float32", "1": "bfloat16"}[value]
+    assert enc.options["precision"] == want
+    assert enc.identity() == TransformerEncoder(model=str(tiny_lms["masked"]),
+                                                precision=want).identity()
 
 
 def test_bf16_and_fp32_representations_never_share_a_cache_entry(tiny_lms, sample_dev,
@@ -109,7 +184,7 @@ def test_coco_and_lms_record_the_resolved_dtype(tiny_lms, no_bf16: None) -> None
 
 
 def test_minilm_passed_the_bf16_check_so_auto_may_pick_bf16_for_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, detect: None) -> None:
     from synrob.probe.encoders.resolve import resolve_encoder
 
     model = resolve_encoder("minilm", {"precision": "float32"}).options["model"]

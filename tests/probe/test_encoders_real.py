@@ -20,9 +20,21 @@ def dev_sents(ewt_dev: Path) -> list[list[str]]:
     return out[:12] + sorted(out, key=len)[-2:]
 
 
+@pytest.fixture(scope="module", params=[False, True], ids=["fp32-cpu", "native-bf16-cpu"])
+def native_bf16(request: pytest.FixtureRequest):
+    """Each MiniLM test runs as on a CPU without native bf16 (``auto`` is float32) and as on
+    one with it (``auto`` is bfloat16), whatever this CPU has (``SYNROB_NATIVE_BF16``)."""
+    from synrob.perturb.dtype import NATIVE_BF16_ENV
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(NATIVE_BF16_ENV, "1" if request.param else "0")
+        yield request.param
+
+
 @pytest.fixture(scope="module")
-def minilm():
+def minilm(native_bf16: bool):
     enc = resolve_encoder("minilm", {"device": "cpu"})
+    assert enc.options["precision"] == ("bfloat16" if native_bf16 else "float32")
     enc.load()
     return enc
 
@@ -36,7 +48,7 @@ def test_minilm_shapes_and_alignment(minilm, dev_sents):
     assert minilm.num_layers == 7 and minilm.dim == 384 and minilm.max_tokens == 512
     outs = minilm.encode(dev_sents, [0, 3, 6])
     for words, out in zip(dev_sents, outs, strict=True):
-        assert out.shape == (3, len(words), 384)
+        assert out.shape == (3, len(words), 384) and out.dtype == np.float32  # bf16 too
         assert (np.linalg.norm(out, axis=-1) > 0).all()
     # a word split into n WordPiece pieces pools exactly those n token states (layer 0 check)
     import torch
@@ -44,7 +56,7 @@ def test_minilm_shapes_and_alignment(minilm, dev_sents):
     words = ["unbelievably", "antidisestablishment", "is", "a", "word"]
     e = minilm.tokenizer(words, is_split_into_words=True, return_tensors="pt")
     with torch.inference_mode():
-        hs = minilm.model(**e, output_hidden_states=True).hidden_states[6][0].numpy()
+        hs = minilm.model(**e, output_hidden_states=True).hidden_states[6][0].float().numpy()
     wid = e.word_ids(0)
     got = minilm.encode([words], [6])[0][0]
     for i in range(len(words)):

@@ -7,7 +7,12 @@ both hold, else ``float32``:
   a CPU whose flags say so (Linux ``/proc/cpuinfo``: ``avx512_bf16`` or ``amx_bf16`` on x86,
   ``bf16`` on Arm; macOS: ``hw.optional.arm.FEAT_BF16``). Nothing is guessed from a model or
   CPU name; a CPU without them runs bf16 matrix products in emulation, several times slower
-  than fp32 (docs/encoders.md);
+  than fp32 (docs/encoders.md). The environment variable ``SYNROB_NATIVE_BF16``
+  (:data:`NATIVE_BF16_ENV`) overrides this check for every device: ``1`` (``true``, ``yes``,
+  ``on``) says the hardware has native bf16, ``0`` (``false``, ``no``, ``off``) that it has
+  not; unset or empty, the hardware is asked. Any other value is a :class:`ParameterError`.
+  The test suite sets it to ``0`` unless the runner sets it (``tests/conftest.py``), so its
+  results do not depend on the CPU it runs on;
 * the model is in :data:`BF16_CHECKED`: its bf16 representations were measured to give probe
   scores within :data:`BF16_TOLERANCE` of fp32 (docs/encoders.md, "Reduced precision").
 
@@ -18,18 +23,25 @@ option, hence its representation cache key), so bf16 and fp32 results never mix.
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import subprocess
 from pathlib import Path
 
 from .errors import DeviceError, ParameterError
 
-__all__ = ["DTYPES", "DTYPE_HELP", "BF16_CHECKED", "BF16_TOLERANCE", "check_dtype",
-           "native_bf16", "resolve_dtype", "resolve_dtype_for"]
+__all__ = ["DTYPES", "DTYPE_HELP", "BF16_CHECKED", "BF16_TOLERANCE", "NATIVE_BF16_ENV",
+           "check_dtype", "native_bf16", "native_bf16_override", "resolve_dtype",
+           "resolve_dtype_for"]
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DTYPE_HELP = ("auto (bfloat16 on hardware with native bf16 for a model checked in bf16, else "
-              "float32), float32, bfloat16 or float16")
+              "float32; SYNROB_NATIVE_BF16=0|1 overrides the hardware check), float32, "
+              "bfloat16 or float16")
+#: The environment variable that overrides native-bf16 detection (``0``/``1``; unset: detect).
+NATIVE_BF16_ENV = "SYNROB_NATIVE_BF16"
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"0", "false", "no", "off"})
 #: Largest |bf16 - fp32| difference of probe scores (UUAS, DSpr, POS accuracy) for ``auto``.
 BF16_TOLERANCE = 0.005
 #: Models (as named to synrob) that passed the bf16 check; ``auto`` keeps every other at fp32.
@@ -76,8 +88,27 @@ def _cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+def native_bf16_override() -> bool | None:
+    """What ``SYNROB_NATIVE_BF16`` says: True (``1``, ``true``, ``yes``, ``on``), False (``0``,
+    ``false``, ``no``, ``off``; case-insensitive, blanks ignored), or None when it is unset or
+    empty (detect). Any other value is a :class:`ParameterError`, never read as either."""
+    raw = os.environ.get(NATIVE_BF16_ENV)
+    low = "" if raw is None else raw.strip().lower()
+    if not low:
+        return None
+    if low in _YES or low in _NO:
+        return low in _YES
+    raise ParameterError(f"invalid {NATIVE_BF16_ENV}={raw!r}: use 1 (native bf16), 0 (none) "
+                         "or leave it unset to detect it")
+
+
 def native_bf16(device: str) -> bool:
-    """Whether ``device`` (a resolved torch device name) computes bf16 natively."""
+    """Whether ``device`` (a resolved torch device name) computes bf16 natively:
+    :func:`native_bf16_override` when ``SYNROB_NATIVE_BF16`` is set, else the hardware's
+    answer."""
+    override = native_bf16_override()
+    if override is not None:
+        return override
     if device.startswith("cuda"):
         import torch
 
@@ -94,6 +125,7 @@ def resolve_dtype_for(spec: str, device_spec: str, model: str | None = None) -> 
     low = check_dtype(spec)
     if low != "auto":
         return low
+    native_bf16_override()  # an invalid SYNROB_NATIVE_BF16 is an error even without a device
     from .device import resolve_device
 
     try:
@@ -109,6 +141,6 @@ def resolve_dtype(spec: str, device: str, model: str | None = None) -> str:
     low = check_dtype(spec)
     if low != "auto":
         return low
-    if model is not None and _checked(model) and native_bf16(device):
+    if native_bf16(device) and model is not None and _checked(model):
         return "bfloat16"
     return "float32"
