@@ -5,6 +5,8 @@ drops and ``synrob score``'s preference interval)."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from synrob.probe import stats as st
@@ -192,6 +194,29 @@ def test_three_variants_per_source_give_the_source_level_resample(three_variants
     pairs = (3 * drawn[:, :, None] + np.arange(3)).reshape(400, 120)
     by_hand = np.array([c.value(ci[r]) - p.value(pi[r]) for r in pairs])
     assert out["dspr_ci95"] == st.percentile_interval(by_hand)
+
+
+def test_a_file_of_three_variants_per_source_has_the_source_level_interval(
+        three_variants) -> None:
+    """``synrob probe --bootstrap``'s own interval of the perturbed file resamples its 40
+    source sentences with their 3 variants each; the clean file keeps the plain resample."""
+    clean, pert, golds, res = three_variants
+    res = copy.deepcopy(res)
+    _add_intervals(res, DistanceTask(), golds, 400, 5, [], [])
+    assert [c.tolist() for c in st.file_clusters(pert, 120)] == [
+        [3 * s, 3 * s + 1, 3 * s + 2] for s in range(40)]
+    rng = np.random.default_rng(5)
+    plain = rng.integers(0, 40, size=(400, 40))  # the clean file, drawn first
+    drawn = rng.integers(0, 40, size=(400, 40))
+    pairs = (3 * drawn[:, :, None] + np.arange(3)).reshape(400, 120)
+    c, p = res.stats[clean]["uuas"], res.stats[pert]["uuas"]
+    assert res.results[clean]["uuas_ci95"] == st.percentile_interval(c.values(plain))
+    assert res.results[pert]["uuas_ci95"] == st.percentile_interval(
+        p.a[pairs].sum(1) / p.b[pairs].sum(1))
+    old = np.random.default_rng(5)  # before: the 120 variants resampled as independent
+    old.integers(0, 40, size=(400, 40))
+    naive = old.integers(0, 120, size=(400, 120))
+    assert res.results[pert]["uuas_ci95"] != st.percentile_interval(p.values(naive))
 
 
 def test_the_cluster_bootstrap_is_wider_than_resampling_variants_as_independent(

@@ -21,11 +21,13 @@ first, aligned with the first), the **drop** clean - perturbed of every metric w
 ``M_ci95`` and one-sided ``M_p_value``; ``p_value`` is that of the task's primary metric.
 
 Intervals of length-averaged metrics (DSpr, NSpr) resample within each sentence length, and
-drops resample source sentences with all their variants (:mod:`synrob.probe.stats`).
+intervals and drops resample source sentences with all their variants
+(:mod:`synrob.probe.stats`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,19 +174,30 @@ def _add_baseline_intervals(m: dict[str, Any], k: str, values: np.ndarray, idx: 
         lead[f"{k}_ci95"] = st.percentile_interval(values - base)
 
 
+def _strata_draw(clusters: list[np.ndarray], n_boot: int, rng: np.random.Generator,
+                 strata: np.ndarray) -> st.Resamples:
+    """:func:`stats.cluster_indices` of ``clusters``, each drawn within the stratum of its first
+    item in ``strata`` (n,)."""
+    first = np.array([c[0] for c in clusters], dtype=np.int64)
+    return st.cluster_indices(clusters, n_boot, rng, strata=np.asarray(strata)[first])
+
+
 def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int, seed: int,
                    controls: list[LayerResult], ctrl_tasks: list[ControlTask],
                    run: ProbeRun | None = None) -> None:
     """``M_ci95`` of each metric, of the control's and of the selectivity (paired), and of
     ``run``'s baselines with the layer's lead over each (:func:`_add_baseline_intervals`).
 
-    Per test file, in order: the plain resamples :func:`stats.resample_indices` from
-    ``default_rng(seed)``; a length-averaged metric's are :func:`stats.stratified_indices` of
-    its strata from ``default_rng([seed, 2])`` (its control scored on the same ones)."""
+    Per test file, in order, a cluster bootstrap over its source sentences
+    (:func:`stats.file_clusters`: one group per sentence unless the file holds several
+    variants of a sentence): plain draws from ``default_rng(seed)``; a length-averaged
+    metric's drawn within the strata of its groups' first sentences from
+    ``default_rng([seed, 2])`` (its control and the baselines scored on the same resamples)."""
     rng, rng_s = np.random.default_rng(seed), np.random.default_rng([seed, 2])
     per_seed = res.extras.get("seed_results", [res])
     for f, m in res.results.items():
-        plain = st.resample_indices(len(golds[f]), n_boot, rng)
+        clusters = st.file_clusters(golds[f].path, len(golds[f]))
+        plain = st.cluster_indices(clusters, n_boot, rng)
         drawn: dict[bytes, Any] = {}
         task_stats = _stats(task, per_seed, golds, f)
         ctrl_stats = [_stats(t, [c], golds, f)[0] for t, c in zip(ctrl_tasks, controls, strict=True)]
@@ -193,8 +206,8 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
         for k in task_stats[0]:
             if k not in m:
                 continue
-            idx = _metric_indices(task_stats[0][k], plain, drawn,
-                                  lambda s: st.stratified_indices(s, n_boot, rng_s))
+            idx = _metric_indices(task_stats[0][k], plain, drawn, functools.partial(
+                _strata_draw, clusters, n_boot, rng_s))
             values = st.bootstrap_values([s[k] for s in task_stats], idx)
             m[f"{k}_ci95"] = st.percentile_interval(values)
             if ctrl_stats and k in m.get("control", {}):

@@ -27,13 +27,15 @@ Two refinements make every resampled statistic the same estimator as the point o
   resampled within each length (:attr:`SentenceStats.strata`): every resample keeps each
   length's count, so it averages over the same lengths;
 * **cluster** (:func:`cluster_indices`): several variants of one source sentence are not
-  independent, so drops resample the source sentences, each with all its pairs.
+  independent, so a file's intervals resample its source sentences, each with all its variants
+  (:func:`file_clusters`), and drops resample the source sentences with all their pairs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +44,7 @@ from .tasks.base import GoldCorpus, Task
 from .tasks.structural import DistanceTask, distance_metrics, distance_scores
 
 __all__ = ["SentenceStats", "Resamples", "sentence_stats", "score", "resample_indices",
-           "stratified_indices", "source_clusters", "cluster_indices", "take",
+           "stratified_indices", "source_clusters", "file_clusters", "cluster_indices", "take",
            "bootstrap_values", "percentile_interval", "one_sided_p", "align_pairs",
            "read_sources"]
 
@@ -192,6 +194,24 @@ def source_clusters(sources: np.ndarray) -> list[np.ndarray]:
     rank[order] = np.arange(order.size)
     key = rank[inverse.ravel()]
     return [np.flatnonzero(key == k) for k in range(order.size)]
+
+
+def file_clusters(path: str, n: int) -> list[np.ndarray]:
+    """The first ``n`` sentences of the CoNLL-U file ``path`` grouped by their
+    ``# synrob.source`` comment (the variants of one source sentence make one group); a sentence
+    without that comment is a group of its own. Groups in order of first appearance, each
+    listing its sentence indices in order (:func:`source_clusters`)."""
+    from itertools import islice
+
+    from synrob.perturb.corpus import read_conllu
+
+    ids: dict[tuple[str, Any], int] = {}
+    labels = []
+    for k, sent in enumerate(islice(read_conllu(path), n)):
+        src = sent.metadata.get("synrob.source")
+        labels.append(ids.setdefault(("source", src) if src is not None else ("sentence", k),
+                                     len(ids)))
+    return source_clusters(np.asarray(labels, dtype=np.int64))
 
 
 def cluster_indices(clusters: Sequence[np.ndarray], n_boot: int, rng: np.random.Generator,
