@@ -235,8 +235,10 @@ def test_random_init_and_fast_pos_default_to_untrusted(tmp_path, monkeypatch):
     with pytest.raises(_Stop):
         RandomInitEncoder(model=model, device="cpu").load()
     with pytest.raises(_Stop):
-        FastPosEncoder(model=model).load()
+        FastPosEncoder(model=model, positions="learned").load()
     assert ("AutoModel.from_config", False) in calls and ("AutoModel", False) in calls
+    with pytest.raises(_Stop):  # positions=auto builds the architecture (meta device) untrusted
+        FastPosEncoder(model=model)
     assert all(trust is False for _, trust in calls), calls
 
 
@@ -255,11 +257,16 @@ def test_model_that_needs_its_own_code_is_one_clean_error(tmp_path, monkeypatch)
             assert kw["trust_remote_code"] is False
             raise ValueError("this model contains custom code: pass trust_remote_code=True")
 
+        from_config = from_pretrained
+
     monkeypatch.setattr(transformers, "AutoModel", NeedsCode)
     model = str(_model_dir(tmp_path))
-    for enc in (TransformerEncoder(model=model, device="cpu"), FastPosEncoder(model=model)):
+    for enc in (TransformerEncoder(model=model, device="cpu"),
+                FastPosEncoder(model=model, positions="learned")):
         with pytest.raises(ResourceError, match="custom code"):
             enc.load()
+    with pytest.raises(ResourceError, match="custom code"):  # positions=auto builds it
+        FastPosEncoder(model=model)
 
 
 def test_load_lm_defaults_to_untrusted(tmp_path, monkeypatch):

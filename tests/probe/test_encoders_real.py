@@ -99,6 +99,8 @@ def test_smollm2_gguf_causal_windows(dev_sents):
     assert enc.num_layers == 31 and enc.dim == 576
     enc.load()
     assert enc.causal and enc._prefix_space
+    # SmolLM2's tokenizer adds no start token: synrob prepends its BOS <|im_start|>, no word's
+    assert enc._bos_id == enc.tokenizer.bos_token_id == 1 and enc._n_prefix == 1
     long = next(s for s in dev_sents if 25 <= len(s) <= 45)
     full = enc.encode([long, dev_sents[0]], [0, 15, -1 + 31])
     assert full[0].shape == (3, len(long), 576) and full[1].shape == (3, len(dev_sents[0]), 576)
@@ -106,7 +108,7 @@ def test_smollm2_gguf_causal_windows(dev_sents):
     win.model, win.tokenizer, win._loaded = enc.model, enc.tokenizer, False
     win.load = lambda: None  # share the loaded weights (loading the GGUF takes ~15 s)
     for attr in ("_prefix_space", "_n_prefix", "_n_suffix", "pad_id", "unk_id", "causal",
-                 "device", "_config"):
+                 "device", "_config", "_bos_id"):
         setattr(win, attr, getattr(enc, attr))
     seqs = win.sequences([long])
     assert len(seqs) >= 2

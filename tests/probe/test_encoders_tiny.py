@@ -318,3 +318,47 @@ class _OnCpu:
     def __init__(self, enc) -> None:
         self.model, self.device = enc.model, "cpu"
         self._active_exit = enc._active_exit
+
+
+def test_fast_pos_takes_sinusoidal_positions_for_a_rotary_model(tiny_models, dev_sentences,
+                                                                tmp_path):
+    """A LLaMA-style model (rotary positions, like SmolLM2) has no learned absolute position
+    embeddings: fast+pos (positions=auto) says so in one warning and uses Vaswani et al.'s
+    sinusoidal encodings of the model's size, at the positions the encoder gives the words
+    (after the start token); a model with learned positions (GPT-2) keeps its own."""
+    import shutil
+    import warnings
+
+    import torch
+    from synrob.perturb.errors import SynrobWarning
+    from synrob.probe.encoders.control_encoders import FastPosEncoder, sinusoidal_positions
+    from synrob.probe.encoders.resolve import resolve_encoder
+    from transformers import LlamaConfig, LlamaModel
+
+    llama = tmp_path / "llama"
+    shutil.copytree(tiny_models["gpt2"], llama)
+    for f in llama.glob("*.safetensors"):
+        f.unlink()
+    (llama / "config.json").unlink()
+    torch.manual_seed(0)
+    LlamaModel(LlamaConfig(vocab_size=800, hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=2, bos_token_id=0,
+                           eos_token_id=0, max_position_embeddings=256)).save_pretrained(llama)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        enc = FastPosEncoder(model=str(llama))
+    assert enc.options["positions"] == "sinusoidal" and enc.identity()["version"] == "1.1"
+    assert [w for w in caught if issubclass(w.category, SynrobWarning)
+            and "sinusoidal position encodings" in str(w.message)]
+    words = dev_sentences[0]
+    out = enc.encode([words], [0])[0]
+    glove = resolve_encoder("glove-6b-50d")
+    np.testing.assert_array_equal(out[0, :, :50], glove.lookup(words)[0])
+    table = sinusoidal_positions(256, 32)
+    np.testing.assert_array_equal(out[0, :, 50:], table[1:len(words) + 1])  # BOS is position 0
+    assert table[0, 0] == 0 and table[0, 1] == 1 and np.allclose(table[5, 0], np.sin(5))
+    learned = FastPosEncoder(model=str(tiny_models["gpt2"]))
+    assert learned.options["positions"] == "learned"
+    got = learned.encode([words], [0])[0]
+    wpe = learned.pos
+    np.testing.assert_array_equal(got[0, :, 50:], wpe[1:len(words) + 1])

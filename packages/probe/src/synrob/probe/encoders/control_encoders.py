@@ -3,7 +3,10 @@
 * ``random-init``: the architecture of any transformer with freshly initialised weights (seeded),
   tokenizer unchanged - Hewitt & Liang's / Tenney et al.'s random-model control.
 * ``fast+pos``: static word vectors concatenated with a transformer's learned absolute position
-  embeddings (Hall Maudslay & Cotterell 2021, "Do syntactic probes probe syntax?").
+  embeddings (Hall Maudslay & Cotterell 2021, "Do syntactic probes probe syntax?"). A model
+  with rotary or relative positions (SmolLM2, LLaMA-style causal LMs) has none: ``positions=auto``
+  then takes the sinusoidal encodings of Vaswani et al. (2017) of the model's hidden size, at
+  the same token positions, and says so in one warning line.
 * The embedding layer of any model needs no class: ``--layers 0`` of ``transformer``.
 """
 
@@ -20,7 +23,8 @@ from synrob.perturb.params import Param
 from .base import EncodedBatch, Encoder, word_offsets
 from .transformer import TransformerEncoder
 
-__all__ = ["RandomInitEncoder", "FastPosEncoder"]
+__all__ = ["RandomInitEncoder", "FastPosEncoder", "has_learned_positions", "sinusoidal_positions",
+           "position_embeddings"]
 
 
 class RandomInitEncoder(TransformerEncoder):
@@ -50,23 +54,58 @@ class RandomInitEncoder(TransformerEncoder):
         return model.to(dtype)
 
 
+_POSITION_NAMES = ("position_embeddings", "wpe", "embed_positions")
+
+
+def _position_module(model: Any) -> Any:
+    """The model's learned absolute position embedding (``torch.nn.Embedding``), or None."""
+    import torch
+
+    for name, mod in model.named_modules():
+        if isinstance(mod, torch.nn.Embedding) and name.rsplit(".", 1)[-1] in _POSITION_NAMES:
+            return mod
+    return None
+
+
+def has_learned_positions(config: Any, trust_remote_code: bool = False) -> bool:
+    """Whether the architecture of ``config`` has learned absolute position embeddings; built
+    on the meta device, so no weights are read or allocated. A model transformers cannot build
+    (custom code not trusted) is a one-line :class:`ResourceError`."""
+    import torch
+    from transformers import AutoModel
+
+    try:
+        with torch.device("meta"):
+            model = AutoModel.from_config(config, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise ResourceError(f"fast+pos: cannot build the model's architecture: "
+                            f"{first_line(exc)}") from None
+    return _position_module(model) is not None
+
+
+def sinusoidal_positions(n_positions: int, dim: int) -> np.ndarray:
+    """Vaswani et al. (2017) encodings: (n_positions, dim) float32, ``PE[p, 2i] =
+    sin(p / 10000^(2i/dim))``, ``PE[p, 2i+1] = cos(p / 10000^(2i/dim))``."""
+    pos = np.arange(n_positions, dtype=np.float64)[:, None]
+    rate = 10000.0 ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)
+    out = np.zeros((n_positions, dim), dtype=np.float64)
+    out[:, 0::2] = np.sin(pos * rate)
+    out[:, 1::2] = np.cos(pos * rate)[:, : dim // 2]
+    return out.astype(np.float32)
+
+
 def position_embeddings(model: Any) -> tuple[np.ndarray, int]:
     """((max_positions, dim) float32 learned absolute position embeddings, first row used).
 
     The first row is the embedding's ``padding_idx + 1`` for RoBERTa-style models, else 0.
     """
-    import torch
-
-    for name, mod in model.named_modules():
-        leaf = name.rsplit(".", 1)[-1]
-        if isinstance(mod, torch.nn.Embedding) and leaf in ("position_embeddings", "wpe",
-                                                            "embed_positions"):
-            pad = mod.padding_idx
-            return mod.weight.detach().float().cpu().numpy(), (pad + 1 if pad is not None else 0)
-    raise ResourceError(
-        f"{type(model).__name__} has no learned absolute position embeddings "
-        "(rotary/relative positions); fast+pos needs a model such as minilm/BERT/GPT-2"
-    )
+    mod = _position_module(model)
+    if mod is None:
+        raise ResourceError(
+            f"{type(model).__name__} has no learned absolute position embeddings "
+            "(rotary/relative positions); use fast+pos with -p positions=sinusoidal or auto")
+    pad = mod.padding_idx
+    return mod.weight.detach().float().cpu().numpy(), (pad + 1 if pad is not None else 0)
 
 
 class FastPosEncoder(Encoder):
@@ -74,12 +113,19 @@ class FastPosEncoder(Encoder):
 
     name = "fast+pos"
     summary = "Static word vectors concatenated with a transformer's position embeddings"
+    #: 1.1: positions (auto: sinusoidal for a model without learned ones); the words' positions
+    #: are those the transformer encoder gives them (after a causal LM's start token)
+    version = "1.1"
     paper = "Hall Maudslay & Cotterell 2021"
     params = (
         Param("vectors", str, "glove-6b-50d", "static vectors: an alias or a vector file"),
         Param("model", str, "minilm", "transformer whose position embeddings are used"),
         Param("casing", str, "fallback", "casing policy of the static vectors",
               ("fallback", "exact", "lower")),
+        Param("positions", str, "auto", "position vectors: learned (the model's absolute "
+              "position embeddings), sinusoidal (Vaswani et al. 2017, of the model's size) or "
+              "auto (learned when the model has them, else sinusoidal with a warning); resolved "
+              "when the encoder is made", ("auto", "learned", "sinusoidal")),
         Param("pooling", str, "mean", "unused; accepted for uniformity"),
         Param("device", str, "auto", "unused; accepted for uniformity"),
     )
@@ -96,8 +142,25 @@ class FastPosEncoder(Encoder):
         if not hasattr(static, "lookup"):
             raise ResourceError(f"fast+pos: {self.options['vectors']!r} is not a static encoder")
         self.static, self.trans = static, trans
+        if self.options["positions"] == "auto":  # the cache key holds the real choice
+            self.options["positions"] = self._auto_positions()
         self.pos: np.ndarray | None = None
         self.first_row = 0
+
+    def _auto_positions(self) -> str:
+        """``learned`` when the model has learned absolute positions, else ``sinusoidal`` and
+        one warning line."""
+        if has_learned_positions(self.trans.config, self.trans.options["trust_remote_code"]):
+            return "learned"
+        import warnings
+
+        from synrob.perturb.errors import SynrobWarning
+
+        warnings.warn(f"fast+pos: {self.options['model']} has no learned absolute position "
+                      f"embeddings (rotary or relative positions); its sinusoidal position "
+                      f"encodings (Vaswani et al. 2017) of size {self.trans.dim} are used "
+                      "instead (-p positions=sinusoidal)", SynrobWarning, stacklevel=2)
+        return "sinusoidal"
 
     @property
     def num_layers(self) -> int:
@@ -111,20 +174,18 @@ class FastPosEncoder(Encoder):
         return {"vectors": self.static.identity(), "model": self.trans.identity()}
 
     def _load(self) -> None:
-        from transformers import AutoModel
-
-        # trust_remote_code as the transformer is configured (False); a model that needs its
-        # own code is a one-line ResourceError
-        model = self.trans.from_pretrained(AutoModel, "weights")
-        self.pos, self.first_row = position_embeddings(model)
-        del model
+        # the transformer encoder's own loading (trust_remote_code as it is configured; a
+        # model that needs its own code is a one-line ResourceError) and its token positions
+        self.trans.load()
+        if self.options["positions"] == "learned":
+            self.pos, self.first_row = position_embeddings(self.trans.model)
+        else:
+            self.pos, self.first_row = sinusoidal_positions(self.trans.max_tokens,
+                                                            self.trans.dim), 0
+        self.trans.model = None  # only its positions were needed
         self.static.load()
-        # words take the position of their index after the prefix special tokens ([CLS])
-        from transformers import AutoTokenizer
-
-        tok = self.trans.from_pretrained(AutoTokenizer, "tokenizer")
-        ids = tok([["a"]], is_split_into_words=True).word_ids(0)
-        self.first_row += next(i for i, w in enumerate(ids) if w is not None)
+        # words take the position of their index after the prefix tokens ([CLS], a BOS)
+        self.first_row += self.trans._n_prefix
 
     def encode_flat(self, batch: Sequence[Sequence[str]], layers: Sequence[int]) -> EncodedBatch:
         """(len(layers), total_words, static_dim + pos_dim); word ``i`` -> position row ``i``."""

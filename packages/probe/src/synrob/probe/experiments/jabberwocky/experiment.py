@@ -113,6 +113,16 @@ class JabberwockyExperiment(Experiment):
                                  f"{', '.join(BASELINE_NAMES)}; train_on: clean, jabberwocky)")
         if self.options["draws"] < 1:
             raise ParameterError("experiment jabberwocky: draws must be >= 1")
+        self._check_encoders()
+
+    def _check_encoders(self) -> None:
+        """Make every encoder the runs need, so that a model that cannot serve (a fast+pos
+        model that is no transformer, an unknown name) fails before any work; a model with
+        rotary positions gets fast+pos's sinusoidal substitute here, with its warning line."""
+        from synrob.probe.encoders.resolve import resolve_encoder
+
+        for enc in self._encoders():
+            resolve_encoder(enc["encoder"], enc["params"])
 
     def _model_layers(self) -> list[int]:
         from synrob.probe.encoders.resolve import resolve_encoder
@@ -196,7 +206,7 @@ class JabberwockyExperiment(Experiment):
                   "perturbation": jab_info,
                   "probe_params": {"epochs": self.options["epochs"],
                                    "patience": self.options["patience"],
-                                   "rank": self.options["rank"]}}
+                                   "rank": self.options["rank"], "normalize": "auto"}}
         tests_clean = {"clean": clean["test"],
                        **{f"jabberwocky-{d}": f["test"] for d, f in enumerate(draws)}}
         specs: list[RunSpec] = []
@@ -395,6 +405,7 @@ def _execute_probe(key: dict[str, Any], ctx: Context) -> list[Row]:
 def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     from synrob.perturb.plugins import get_registry
     from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe import normalize
     from synrob.probe.probing import predict_probe, train_probe
     from synrob.probe.tasks.base import load_gold
 
@@ -414,7 +425,8 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     fields = {**_common_fields(key), "role": key["role"], "encoder": key["encoder"],
               "layer": layer, "train_on": key["train_on"], "train_draw": key["draw"],
               "encoder_version": enc.version, "model": model,
-              "revision": ident["options"].get("revision"), "epochs_run": len(log.dev_loss)}
+              "revision": ident["options"].get("revision"), "epochs_run": len(log.dev_loss),
+              "word_norm": normalize.of(module).method}
     dev_on = "clean" if key["train_on"] == "clean" else "jabberwocky"
     evals = [("dev", dev_on, key["draw"], dev)]
     for label, path in key["tests"].items():
