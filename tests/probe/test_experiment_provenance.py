@@ -267,3 +267,20 @@ def test_perturber_info_strict_and_lenient() -> None:
     assert _Addresser(None).perturber("shuffle", foreign) == {
         "component": "perturber", "name": "shuffle", "version": cls.version,
         "options": lenient["params"]}
+
+
+def test_perturbed_file_recipe_holds_what_the_perturber_records(tmp_path: Path) -> None:
+    """The generic Jabberwocky's output depends on the Hunspell dictionary it read: the
+    recipe (and so the file's tag and every run key that names it) holds the dictionary's
+    identity; an English recipe is what it was (no ``depends_on``)."""
+    tr = Path(__file__).resolve().parents[1] / "data" / "ud" / "tr_boun" / "tr_boun-ud-test.conllu"
+    en = exp_data.perturber_info("jabberwocky", {}, lang="en")
+    assert "depends_on" not in en
+    info = exp_data.perturber_info("jabberwocky", {"reference": str(tr)}, lang="tr")
+    hun = info["depends_on"]["hunspell"]
+    assert hun is not None and hun["dictionary"] == "tr_TR"  # dev.sh installs hunspell-tr
+    src = tmp_path / "tr_boun-ud-test.conllu"
+    write_conllu(islice(read_conllu(tr), 20), src)
+    out = perturbed_file(src, "jabberwocky", {}, seed=0, dest=tmp_path / "d", lang="tr")
+    recipe = json.loads(out.with_name(out.name + ".provenance.json").read_text())["recipe"]
+    assert recipe["depends_on"]["hunspell"] == hun

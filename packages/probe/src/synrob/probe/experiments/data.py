@@ -71,7 +71,8 @@ def content_hash(path: str | os.PathLike[str]) -> str:
 
 def perturber_info(kind: str, params: Mapping[str, Any] | None = None, *,
                    lenient: bool = False, lang: str = "en") -> dict[str, Any]:
-    """``{"perturber", "perturber_version", "params"}`` of perturber ``kind`` (all params).
+    """``{"perturber", "perturber_version", "params"}`` of perturber ``kind`` (all params), and
+    ``depends_on`` when the built perturber records more than its options (:func:`_depends_on`).
 
     By default the perturber is built, so params it rejects raise as they would at use, and
     ``params`` are its options. With ``lenient`` it is not built: the params are parsed against its
@@ -83,15 +84,27 @@ def perturber_info(kind: str, params: Mapping[str, Any] | None = None, *,
 
     cls = get_registry().get("perturber", kind)
     given = dict(params or {})
+    extra: dict[str, Any] = {}
     if not lenient:
-        options = dict(getattr(create_perturber(cls, lang, **given), "options", given))
+        made = create_perturber(cls, lang, **given)
+        options = dict(getattr(made, "options", given))
+        extra = _depends_on(made, options)
     else:
         try:
             options = parse_params(cls.params, given, f"perturber {kind!r}")
         except ParameterError:  # params meant for something else: the defaults, then them
             options = {**{p.name: p.default for p in cls.params}, **given}
-    return {"perturber": kind, "perturber_version": getattr(cls, "version", ""),
+    info = {"perturber": kind, "perturber_version": getattr(cls, "version", ""),
             "params": options}
+    return {**info, "depends_on": extra} if extra else info
+
+
+def _depends_on(perturber: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """What a perturber records in its outputs beyond its options (the generic Jabberwocky's
+    Hunspell dictionary and the sibling splits it read), so a perturbed file's recipe changes
+    when they do; empty for most perturbers (their recipes are those of before)."""
+    recorded = getattr(perturber, "recorded_options", options)
+    return {k: v for k, v in recorded.items() if k not in options}
 
 
 def provenance_of(path: str | os.PathLike[str]) -> dict[str, Any] | None:
