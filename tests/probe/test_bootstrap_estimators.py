@@ -9,6 +9,7 @@ import copy
 
 import numpy as np
 import pytest
+from synrob.perturb.errors import SynrobError
 from synrob.probe import stats as st
 from synrob.probe.analysis import _add_deltas, _add_intervals, paired_drops
 from synrob.probe.behaviour import PairScore, SentencePair, preference_summary
@@ -205,6 +206,9 @@ def test_a_file_of_three_variants_per_source_has_the_source_level_interval(
     _add_intervals(res, DistanceTask(), golds, 400, 5, [], [])
     assert [c.tolist() for c in st.file_clusters(pert, 120)] == [
         [3 * s, 3 * s + 1, 3 * s + 2] for s in range(40)]
+    assert [c.tolist() for c in st.file_clusters(clean, 40)] == [[k] for k in range(40)]
+    with pytest.raises(SynrobError, match="40 sentences read for the bootstrap, 41 scored"):
+        st.file_clusters(clean, 41)
     rng = np.random.default_rng(5)
     plain = rng.integers(0, 40, size=(400, 40))  # the clean file, drawn first
     drawn = rng.integers(0, 40, size=(400, 40))

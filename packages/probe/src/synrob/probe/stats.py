@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from synrob.perturb.errors import SynrobError
 
 from . import metrics
 from .tasks.base import GoldCorpus, Task
@@ -211,6 +212,8 @@ def file_clusters(path: str, n: int) -> list[np.ndarray]:
         src = sent.metadata.get("synrob.source")
         labels.append(ids.setdefault(("source", src) if src is not None else ("sentence", k),
                                      len(ids)))
+    if len(labels) != n:
+        raise SynrobError(f"{path}: {len(labels)} sentences read for the bootstrap, {n} scored")
     return source_clusters(np.asarray(labels, dtype=np.int64))
 
 
