@@ -47,6 +47,14 @@ def test_fit_norm_leaves_ordinary_vectors_alone_and_scales_massive_ones():
     np.testing.assert_array_equal(out.offsets, planted.offsets)
     assert normalize.fit_norm(feats, "unit").method == "unit"
     assert normalize.fit_norm(planted, "none").method == "none"
+    # two populations of norms (fast+pos on Turkish: 28 % GloVe + position, the rest position
+    # alone) are no massive activation: more than MASSIVE_SHARE of the words over the line
+    m = feats.matrix.copy()
+    m[::3] *= 20.0
+    two = Features(m, feats.offsets)
+    norm = normalize.fit_norm(two)
+    assert norm.massive_words > normalize.MASSIVE_SHARE * 500 and not norm.massive
+    assert norm.method == "none" and norm.apply(two) is two
     zero = Features(np.zeros((3, 4), np.float32), np.array([0, 3]))
     assert normalize.fit_norm(zero, "unit").method == "none"  # nothing to scale to
     assert normalize.WordNorm.from_dict(norm.as_dict()) == norm
