@@ -184,7 +184,8 @@ def _strata_draw(clusters: list[np.ndarray], n_boot: int, rng: np.random.Generat
 
 def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int, seed: int,
                    controls: list[LayerResult], ctrl_tasks: list[ControlTask],
-                   run: ProbeRun | None = None) -> None:
+                   run: ProbeRun | None = None,
+                   clusters: dict[str, list[np.ndarray]] | None = None) -> None:
     """``M_ci95`` of each metric, of the control's and of the selectivity (paired), and of
     ``run``'s baselines with the layer's lead over each (:func:`_add_baseline_intervals`).
 
@@ -192,12 +193,14 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
     (:func:`stats.file_clusters`: one group per sentence unless the file holds several
     variants of a sentence): plain draws from ``default_rng(seed)``; a length-averaged
     metric's drawn within the strata of its groups' first sentences from
-    ``default_rng([seed, 2])`` (its control and the baselines scored on the same resamples)."""
+    ``default_rng([seed, 2])`` (its control and the baselines scored on the same resamples).
+    ``clusters``: each file's groups, when the caller has read them already (every layer of a
+    run shares them)."""
     rng, rng_s = np.random.default_rng(seed), np.random.default_rng([seed, 2])
     per_seed = res.extras.get("seed_results", [res])
     for f, m in res.results.items():
-        clusters = st.file_clusters(golds[f].path, len(golds[f]))
-        plain = st.cluster_indices(clusters, n_boot, rng)
+        groups = (clusters or {}).get(f) or st.file_clusters(golds[f].path, len(golds[f]))
+        plain = st.cluster_indices(groups, n_boot, rng)
         drawn: dict[bytes, Any] = {}
         task_stats = _stats(task, per_seed, golds, f)
         ctrl_stats = [_stats(t, [c], golds, f)[0] for t, c in zip(ctrl_tasks, controls, strict=True)]
@@ -207,7 +210,7 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
             if k not in m:
                 continue
             idx = _metric_indices(task_stats[0][k], plain, drawn, functools.partial(
-                _strata_draw, clusters, n_boot, rng_s))
+                _strata_draw, groups, n_boot, rng_s))
             values = st.bootstrap_values([s[k] for s in task_stats], idx)
             m[f"{k}_ci95"] = st.percentile_interval(values)
             if ctrl_stats and k in m.get("control", {}):
@@ -229,12 +232,11 @@ def paired_drops(clean: Sequence[dict[str, st.SentenceStats]],
     stratified by its clean sentence's stratum and come from ``rngs[1]``."""
     clusters = st.source_clusters(ci)
     plain = st.cluster_indices(clusters, n_boot, rngs[0])
-    first = np.array([ci[c[0]] for c in clusters], dtype=np.int64)
     drawn: dict[bytes, Any] = {}
     out: dict[str, Any] = {"pairs": int(ci.size), "sources": len(clusters)}
-    for k in metrics:
-        idx = _metric_indices(clean[0][k], plain, drawn, lambda s: st.cluster_indices(
-            clusters, n_boot, rngs[1], strata=np.asarray(s)[first]))
+    for k in metrics:  # a pair's stratum is its clean sentence's
+        idx = _metric_indices(clean[0][k], plain, drawn, lambda s: _strata_draw(
+            clusters, n_boot, rngs[1], np.asarray(s)[ci]))
         point = (float(np.mean([s[k].value(ci) for s in clean]))
                  - float(np.mean([s[k].value(pi) for s in pert])))
         drops = (st.bootstrap_values([s[k] for s in clean], st.take(ci, idx))
@@ -287,6 +289,8 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
                  for t, s in zip(ctrl_tasks, seeds if opts.control else [], strict=True)]
     run = _combine(runs)
     run.seed = seeds[0]
+    clusters = ({f: st.file_clusters(g.path, len(g)) for f, g in run.golds.items()}
+                if opts.bootstrap > 0 else {})  # read once, shared by every layer
     for k, res in enumerate(run.layers):
         if opts.seeds:
             res.extras["seeds"] = seeds
@@ -298,6 +302,6 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
                      kw.get("device", "cpu"), opts.control)
         if opts.bootstrap > 0:
             _add_intervals(res, task, run.golds, opts.bootstrap, seeds[0], controls, ctrl_tasks,
-                           run)
+                           run, clusters)
             _add_deltas(res, task, run.golds, opts.bootstrap, seeds[0])
     return run

@@ -194,7 +194,8 @@ def source_clusters(sources: np.ndarray) -> list[np.ndarray]:
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     key = rank[inverse.ravel()]
-    return [np.flatnonzero(key == k) for k in range(order.size)]
+    grouped = np.argsort(key, kind="stable")  # cluster by cluster, each in index order
+    return np.split(grouped, np.flatnonzero(np.diff(key[grouped])) + 1) if key.size else []
 
 
 def file_clusters(path: str, n: int) -> list[np.ndarray]:
