@@ -16,6 +16,8 @@ skip, from the epochs it really ran (``epochs_run``) and the treebanks it read:
 it is a lower bound of the runs' wall time on the whole machine (all ``--threads`` cores): no
 implementation of the same runs can be faster here. ``runs_seconds_sum`` adds the runs' own
 ``seconds`` (with ``--workers N`` they overlapped, so it is not the wall time).
+``runs_over_floor`` is ``runs_seconds_sum`` over ``flop_floor_s``. A run that trained on the
+first ``train_sentences`` sentences (its key) is counted on those only.
 ``--target-s`` prints it beside the floor (``floor_over_target``). Runs of other probes are
 counted in ``runs_not_counted`` and left out (the floor stays a lower bound).
 
@@ -53,7 +55,8 @@ def main() -> None:
         e = int(run["rows"][0]["epochs_run"])
         dim = _dim(key["encoder"], key.get("encoder_params", {}))
         rank = int(key.get("probe_params", {}).get("rank", 0)) or dim
-        flop += e * (_epoch_flop(_corpus(key["train"]), dim, rank, train=True)
+        limit = int(key.get("train_sentences") or 0) or None
+        flop += e * (_epoch_flop(_corpus(key["train"], limit), dim, rank, train=True)
                      + _epoch_flop(_corpus(key["dev"]), dim, rank, train=False))
         counted, epochs = counted + 1, epochs + e
     gflops = _gflops(args.threads, args.repeats)
@@ -66,22 +69,25 @@ def main() -> None:
     print(f"matmul_gflops_fp32: {gflops:.1f}")
     print(f"flop_floor_s: {floor:.1f}")
     print(f"runs_seconds_sum: {seconds:.0f}")  # summed over workers: not the wall time
+    print(f"runs_over_floor: {seconds / floor:.2f}" if floor else "runs_over_floor: nan")
     if args.target_s:
         print(f"target_s: {args.target_s:.1f}")
         print(f"floor_over_target: {floor / args.target_s:.2f}")
 
 
-_STATS: dict[str, tuple[int, int]] = {}
+_STATS: dict[tuple[str, int | None], tuple[int, int]] = {}
 
 
-def _corpus(path: str) -> tuple[int, int]:
-    """(words, sum of squared sentence lengths) of a CoNLL-U file (syntactic words)."""
-    if path not in _STATS:
+def _corpus(path: str, limit: int | None = None) -> tuple[int, int]:
+    """(words, sum of squared sentence lengths) of the first ``limit`` sentences (all when
+    None) of a CoNLL-U file (syntactic words): the run's ``train_sentences`` are what it
+    trained on."""
+    if (path, limit) not in _STATS:
         from synrob.perturb.corpus import read_conllu
 
-        lens = [len(s.forms) for s in read_conllu(path)]
-        _STATS[path] = (sum(lens), sum(n * n for n in lens))
-    return _STATS[path]
+        lens = [len(s.forms) for s in read_conllu(path)][:limit]
+        _STATS[(path, limit)] = (sum(lens), sum(n * n for n in lens))
+    return _STATS[(path, limit)]
 
 
 def _epoch_flop(corpus: tuple[int, int], dim: int, rank: int, *, train: bool) -> float:

@@ -19,8 +19,8 @@ def _write(runs: Path, name: str, key: dict, epochs: int | None) -> None:
     (runs / f"{name}.json").write_text(json.dumps({"key": key, "seconds": 12.5, "rows": rows}))
 
 
-def _stats(path: Path) -> tuple[int, int]:
-    lens = [len(s.forms) for s in read_conllu(path)]
+def _stats(path: Path, limit: int | None = None) -> tuple[int, int]:
+    lens = [len(s.forms) for s in read_conllu(path)][:limit]
     return sum(lens), sum(n * n for n in lens)
 
 
@@ -51,6 +51,28 @@ def test_floor_of_two_probe_runs(tmp_path: Path, ewt_dev: Path, ewt_test: Path) 
     assert float(got["runs_seconds_sum"]) == pytest.approx(50.0, abs=0.5)
     assert float(got["floor_over_target"]) == pytest.approx(expected / (rate * 1e9) / 10,
                                                             abs=0.01)
+    assert float(got["runs_over_floor"]) == pytest.approx(
+        50.0 / float(got["flop_floor_s"]), rel=0.01)
+
+
+def test_floor_counts_only_the_train_sentences_a_run_used(tmp_path: Path, ewt_dev: Path,
+                                                          ewt_test: Path) -> None:
+    """A run keyed with ``train_sentences`` N trained on the first N sentences: only those
+    count (issue 29: the whole file made a 174 s floor of a 35 s one)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    key = {"kind": "probe", "encoder": "minilm", "encoder_params": {}, "train": str(ewt_dev),
+           "dev": str(ewt_test), "probe": "structural", "probe_params": {"rank": 0},
+           "train_sentences": 100}
+    _write(runs, "a", key, 2)
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "experiment_floor.py"),
+                          str(tmp_path), "--repeats", "1"],
+                         capture_output=True, text=True, check=True)
+    got = dict(line.split(": ", 1) for line in out.stdout.splitlines())
+    (w, s), (wd, sd) = _stats(ewt_dev, 100), _stats(ewt_test)
+    assert w < _stats(ewt_dev)[0]
+    expected = 2 * (4 * w * 384 * 384 + 6 * s * 384 + 2 * wd * 384 * 384 + 2 * sd * 384)
+    assert float(got["probe_tflop"]) == pytest.approx(expected / 1e12, abs=5e-4)
 
 
 def test_a_directory_without_runs_is_one_line(tmp_path: Path) -> None:
