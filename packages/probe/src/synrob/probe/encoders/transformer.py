@@ -37,7 +37,8 @@ from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, wor
 from .early_exit import EarlyExit
 from .early_exit import plan as plan_early_exit
 
-__all__ = ["TransformerEncoder", "Sequence_", "Batch"]
+__all__ = ["TransformerEncoder", "Sequence_", "Batch", "encode_words", "start_token",
+           "with_start", "word_tokens", "is_byte_level"]
 
 _PRECISIONS = DTYPES
 _ATTENTION = ("auto", "default", "sdpa", "eager")
@@ -236,7 +237,7 @@ class TransformerEncoder(Encoder):
             model = model.get_encoder()
         self.model = model.to(self.device).eval()
         self.tokenizer = tok
-        self._prefix_space = _is_byte_level(tok)
+        self._prefix_space = is_byte_level(tok)
         self.causal = _is_causal(config)
         self._bos_id = self._start_token()
         probe = self._tokenize([["a"]])[0][1]
@@ -249,21 +250,9 @@ class TransformerEncoder(Encoder):
         self._exit_plan = self._plan_early_exit()
 
     def _start_token(self) -> int | None:
-        """The token prepended to every sequence: a causal LM's BOS (else EOS,
-        :func:`synrob.perturb.lm.start_token_id`) when the tokenizer itself adds no special
-        token before the words and ``bos`` is ``auto``; else None. Without it the first word
-        is the attention sink, whose states carry massive activations (Sun et al. 2024)."""
-        if self.options["bos"] == "no" or not self.causal:
-            return None
-        if self._encode_words([["a"]])[0][1][0] < 0:  # the tokenizer adds one itself
-            return None
-        from synrob.perturb.lm import start_token_id
-
-        start = start_token_id(self.tokenizer)
-        if start is None:
-            raise ResourceError(f"model {self.options['model']!r}: a causal LM's tokenizer "
-                                "has neither BOS nor EOS token; pass -p bos=no")
-        return start
+        """The token prepended to every sequence (:func:`start_token`), or None."""
+        return start_token(self.tokenizer, causal=self.causal, bos=self.options["bos"],
+                           prefix_space=self._prefix_space, model=self.options["model"])
 
     def _plan_early_exit(self) -> EarlyExit | None:
         """The model's early-exit plan (:func:`.early_exit.plan`), checked on one short
@@ -302,32 +291,12 @@ class TransformerEncoder(Encoder):
         truncation and padding off: that skips transformers' per-sentence Python conversion,
         which cost as much as the tokenization itself.
         """
-        pairs = self._encode_words(sents)
-        if self._bos_id is None:
-            return pairs
-        return [(np.r_[np.int64(self._bos_id), ids], np.r_[np.int64(-1), wid])
-                for ids, wid in pairs]
+        return with_start(self._encode_words(sents), self._bos_id)
 
     def _encode_words(self, sents: Sequence[Sequence[str]]
                       ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The tokenizer's own ``(ids, word ids)`` of each sentence (see :meth:`_tokenize`)."""
-        if self._prefix_space:
-            sents = [[" " + w for w in s] for s in sents]
-        batch = [list(s) for s in sents]
-        backend = getattr(self.tokenizer, "_tokenizer", None)
-        if backend is not None and hasattr(backend, "encode_batch"):
-            if backend.truncation is not None:
-                backend.no_truncation()
-            if backend.padding is not None:
-                backend.no_padding()
-            encs = backend.encode_batch(batch, add_special_tokens=True, is_pretokenized=True)
-            return [(np.asarray(e.ids, dtype=np.int64),
-                     np.asarray([-1 if w is None else w for w in e.word_ids], dtype=np.int64))
-                    for e in encs]
-        enc = self.tokenizer(batch, is_split_into_words=True, add_special_tokens=True)
-        return [(np.asarray(enc["input_ids"][i], dtype=np.int64),
-                 np.asarray([-1 if w is None else w for w in enc.word_ids(i)], dtype=np.int64))
-                for i in range(len(batch))]
+        """The tokenizer's own ``(ids, word ids)`` of each sentence (:func:`encode_words`)."""
+        return encode_words(self.tokenizer, sents, prefix_space=self._prefix_space)
 
     def sequences(self, batch: Sequence[Sequence[str]]) -> list[Sequence_]:
         """Model inputs for ``batch``: one per sentence, or overlapping windows when too long."""
@@ -691,7 +660,70 @@ def _edge_tokens(target: np.ndarray, first: bool) -> np.ndarray:
     return np.nonzero(edge.reshape(-1))[0]
 
 
-def _is_byte_level(tok: Any) -> bool:
+def encode_words(tokenizer: Any, sents: Sequence[Sequence[str]], *, prefix_space: bool
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The word alignment every transformer encoder uses: per pre-split sentence, the fast
+    tokenizer's ``(input ids (n,) int64, word id per token (n,) int64, -1 for a special
+    token)``, with the prefix space on every word when ``prefix_space`` (byte-level BPE,
+    :func:`is_byte_level`). Calls the Rust backend's ``encode_batch`` on pre-tokenized input
+    (what ``tokenizer(..., is_split_into_words=True)`` calls) with truncation and padding off."""
+    if prefix_space:
+        sents = [[" " + w for w in s] for s in sents]
+    batch = [list(s) for s in sents]
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is not None and hasattr(backend, "encode_batch"):
+        if backend.truncation is not None:
+            backend.no_truncation()
+        if backend.padding is not None:
+            backend.no_padding()
+        encs = backend.encode_batch(batch, add_special_tokens=True, is_pretokenized=True)
+        return [(np.asarray(e.ids, dtype=np.int64),
+                 np.asarray([-1 if w is None else w for w in e.word_ids], dtype=np.int64))
+                for e in encs]
+    enc = tokenizer(batch, is_split_into_words=True, add_special_tokens=True)
+    return [(np.asarray(enc["input_ids"][i], dtype=np.int64),
+             np.asarray([-1 if w is None else w for w in enc.word_ids(i)], dtype=np.int64))
+            for i in range(len(batch))]
+
+
+def start_token(tokenizer: Any, *, causal: bool, bos: str = "auto", prefix_space: bool = False,
+                model: str = "") -> int | None:
+    """The token prepended to every sequence: a causal LM's BOS (else EOS,
+    :func:`synrob.perturb.lm.start_token_id`) when the tokenizer itself adds no special token
+    before the words and ``bos`` is ``auto``; else None. Without it the first word is the
+    attention sink, whose states carry massive activations (Sun et al. 2024)."""
+    if bos == "no" or not causal:
+        return None
+    if encode_words(tokenizer, [["a"]], prefix_space=prefix_space)[0][1][0] < 0:
+        return None  # the tokenizer adds one itself
+    from synrob.perturb.lm import start_token_id
+
+    start = start_token_id(tokenizer)
+    if start is None:
+        raise ResourceError(f"model {model!r}: a causal LM's tokenizer has neither BOS nor EOS "
+                            "token; pass -p bos=no")
+    return start
+
+
+def with_start(pairs: list[tuple[np.ndarray, np.ndarray]], start: int | None
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``pairs`` of :func:`encode_words` with ``start`` (word id -1) first, when not None."""
+    if start is None:
+        return pairs
+    return [(np.r_[np.int64(start), ids], np.r_[np.int64(-1), wid]) for ids, wid in pairs]
+
+
+def word_tokens(tokenizer: Any, sents: Sequence[Sequence[str]], *, causal: bool,
+                bos: str = "auto", model: str = "") -> list[tuple[np.ndarray, np.ndarray]]:
+    """What a transformer encoder with ``tokenizer`` feeds its model for whole sentences:
+    :func:`encode_words` with its :func:`start_token` (``(ids, word ids)`` per sentence; the
+    windows of an over-long sentence are the encoder's business)."""
+    prefix = is_byte_level(tokenizer)
+    start = start_token(tokenizer, causal=causal, bos=bos, prefix_space=prefix, model=model)
+    return with_start(encode_words(tokenizer, sents, prefix_space=prefix), start)
+
+
+def is_byte_level(tok: Any) -> bool:
     """Whether the backend pre-tokenizer is byte-level BPE (needs the prefix space)."""
     try:
         state = tok.backend_tokenizer.pre_tokenizer.__getstate__()
