@@ -23,7 +23,9 @@ class Perturbation:
     subword or character shuffles); ``text`` is the perturbed surface text; ``changed`` holds the
     1-based ids of the *original* words that were changed or moved (empty when nothing could be
     changed); ``label`` is ``"O"``/``"I"`` for the SentEval generators; ``note`` says why a
-    sentence was left unchanged.
+    sentence was left unchanged. ``comments`` are more ``synrob.*`` comments of this output
+    (name -> a string, or a JSON value written as compact JSON), written after the standard
+    ones, and in JSON lines as fields named without ``synrob.``.
     """
 
     sentence: Sentence | None
@@ -32,6 +34,7 @@ class Perturbation:
     label: str | None = None
     note: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    comments: dict[str, Any] = field(default_factory=dict)
 
 
 def sentence_rng(seed: int, index: int, variant: int = 0) -> random.Random:
@@ -78,6 +81,9 @@ class Perturber(ABC):
     params: ClassVar[tuple[Param, ...]] = ()
     languages: ClassVar[tuple[str, ...]] = (ANY,)
     language_note: ClassVar[str] = ""
+    #: Whether a sentence gives any number of outputs, :meth:`perturb_all`'s, instead of
+    #: exactly one (a minimal-pair generator: one output per pair, none without a pair).
+    several_outputs: ClassVar[bool] = False
 
     def __init__(self, *, lang: str = DEFAULT_LANGUAGE, **params: Any) -> None:
         self.lang = check_code(lang)
@@ -108,6 +114,13 @@ class Perturber(ABC):
     @abstractmethod
     def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
         """Perturb one sentence using only ``rng`` for random choices."""
+
+    def perturb_all(self, sentence: Sentence, rng: random.Random) -> list[Perturbation]:
+        """Every output for one sentence, for a perturber with ``several_outputs``: the
+        perturbations that changed something are written, each as its own output; when none
+        did, nothing is written and the first one's ``note`` says why. By default
+        ``[self.perturb(sentence, rng)]``."""
+        return [self.perturb(sentence, rng)]
 
     def perturb_batch(
         self, items: Sequence[tuple[Sentence, random.Random]]

@@ -9,7 +9,7 @@ from .base import Perturber
 from .hookspecs import hookimpl
 
 #: Modules of :mod:`synrob.perturb.perturbers`; each exposes ``PERTURBERS``.
-MODULES = ("order", "senteval", "copos", "jabberwocky", "coco")
+MODULES = ("order", "senteval", "copos", "jabberwocky", "coco", "agreement")
 
 
 @hookimpl

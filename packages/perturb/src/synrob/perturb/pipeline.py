@@ -9,7 +9,10 @@ depend on the batch size or on the number of worker processes.
 Each output is a :class:`PerturbRecord`: the perturbed sentence carrying ``# synrob.*``
 comments (``synrob.lang`` is the perturber's language) and a new ``sent_id``
 (``<source>.synrob-<kind>-v<variant>``), its text, the ids of the original words that changed,
-and chrF-2 / normalised Levenshtein against the original text.
+and chrF-2 / normalised Levenshtein against the original text. A perturber with
+``several_outputs`` (a minimal-pair generator) gives each (sentence, variant) as many outputs
+as :meth:`~synrob.perturb.base.Perturber.perturb_all` changed, ``k = 0, 1, ...``, each with
+the ``sent_id`` ``<source>.synrob-<kind>-v<variant>-<k>``, and none when it changed nothing.
 :func:`perturb_records` yields records; :func:`perturb_formatted` yields them already written
 as CoNLL-U, text lines or JSON lines (what the worker processes send back). Outputs come in
 input order, variants ``0..K-1`` of a sentence together. Memory stays bounded: at most
@@ -95,6 +98,8 @@ class PerturbRecord:
     note: str | None = None
     sentence: Sentence | None = None
     lang: str = "en"
+    output: int | None = None  # k of a perturber with several outputs per sentence
+    more: dict[str, Any] = field(default_factory=dict)  # the perturber's own synrob.* comments
 
     def comments(self) -> dict[str, str]:
         """The ``# synrob.*`` comments, in output order."""
@@ -113,6 +118,9 @@ class PerturbRecord:
             out["synrob.label"] = self.label
         if self.note:
             out["synrob.note"] = self.note
+        for key, value in self.more.items():
+            out[key] = value if isinstance(value, str) else json.dumps(
+                value, ensure_ascii=False, separators=(", ", ": "))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,6 +143,8 @@ class PerturbRecord:
             out["label"] = self.label
         if self.note:
             out["note"] = self.note
+        for key, value in self.more.items():
+            out[key.removeprefix("synrob.")] = value
         return out
 
     def to_jsonl(self) -> str:
@@ -186,14 +196,23 @@ class PipelineStats:
     unchanged_sentences: int = 0  # sentences of which no variant changed
     invalid: int = 0  # malformed input sentences skipped
     notes: dict[str, int] = field(default_factory=dict)  # why outputs were left unchanged
+    several: bool = False  # the perturber writes any number of outputs per sentence
 
     @property
     def changed_records(self) -> int:
         return self.records - self.unchanged_records
 
     def summary(self, variants: int = 1) -> str:
-        """One line for stderr, e.g. ``perturbed 1734/2001 sentences (267 unchanged)``."""
-        if variants == 1:
+        """One line for stderr, e.g. ``perturbed 1734/2001 sentences (267 unchanged)``; for a
+        perturber with several outputs ``perturbed 277/2077 sentences (1800 without an
+        output); wrote 412 outputs``."""
+        if self.several:
+            done = self.sentences - self.unchanged_sentences
+            line = (f"perturbed {done}/{self.sentences} sentences ({self.unchanged_sentences} "
+                    f"without an output); wrote {self.records} outputs")
+            if variants > 1:
+                line += f" from {variants} variants each"
+        elif variants == 1:
             line = (f"perturbed {self.changed_records}/{self.records} sentences "
                     f"({self.unchanged_records} unchanged)")
         else:
@@ -246,9 +265,11 @@ _ItemOut = _Invalid | list[tuple[Any, bool, str | None]]
 
 
 def _record(perturber: Perturber, job: _Job, index: int, variant: int, original: Sentence,
-            p: Perturbation) -> PerturbRecord:
+            p: Perturbation, output: int | None = None) -> PerturbRecord:
     source = original.sent_id or f"s{index + 1}"
     sent_id = f"{source}.synrob-{perturber.name}-v{variant}"
+    if output is not None:
+        sent_id += f"-{output}"
     orig_text = original.text
     rec = PerturbRecord(
         index=index,
@@ -266,6 +287,8 @@ def _record(perturber: Perturber, job: _Job, index: int, variant: int, original:
         label=p.label,
         note=p.note,
         lang=perturber.lang,
+        output=output,
+        more=dict(p.comments),
     )
     if p.sentence is not None:
         old_meta = p.sentence.metadata
@@ -299,20 +322,46 @@ def _process_chunk(perturber: Perturber, job: _Job, chunk: list[tuple[int, Any]]
         return out
     perturber.ensure_setup()
     batch = [(s, sentence_rng(job.seed, i, v)) for i, s in parsed for v in range(job.variants)]
-    results = perturber.perturb_batch(batch)
-    if len(results) != len(batch):
-        raise SynrobError(
-            f"perturber {perturber.name!r} returned {len(results)} results for {len(batch)} inputs"
-        )
+    results = _perturb_batch(perturber, batch)
     k = 0
     for slot, (index, sentence) in zip(slots, parsed, strict=True):
         entry = out[slot]
         assert isinstance(entry, list)
         for v in range(job.variants):
-            rec = _record(perturber, job, index, v, sentence, results[k])
+            entry.extend(_payloads(perturber, job, index, v, sentence, results[k]))
             k += 1
-            payload: Any = rec if job.fmt is None else rec.format(job.fmt)
-            entry.append((payload, bool(rec.changed), rec.note))
+    return out
+
+
+def _perturb_batch(perturber: Perturber, batch: list[tuple[Sentence, Any]]
+                   ) -> list[list[Perturbation]]:
+    """The perturbations of each (sentence, rng): one each, or any number for a perturber
+    with ``several_outputs``."""
+    if perturber.several_outputs:
+        return [perturber.perturb_all(s, rng) for s, rng in batch]
+    results = perturber.perturb_batch(batch)
+    if len(results) != len(batch):
+        raise SynrobError(
+            f"perturber {perturber.name!r} returned {len(results)} results for {len(batch)} inputs"
+        )
+    return [[p] for p in results]
+
+
+def _payloads(perturber: Perturber, job: _Job, index: int, variant: int, sentence: Sentence,
+              results: list[Perturbation]) -> list[tuple[Any, bool, str | None]]:
+    """``(payload, changed, note)`` of each output of one (sentence, variant). With several
+    outputs only the changed perturbations are written; none changed: one entry with payload
+    None (nothing written) and the first one's note."""
+    if not perturber.several_outputs:
+        rec = _record(perturber, job, index, variant, sentence, results[0])
+        return [(rec if job.fmt is None else rec.format(job.fmt), bool(rec.changed), rec.note)]
+    written = [p for p in results if p.changed]
+    if not written:
+        return [(None, False, results[0].note if results else None)]
+    out: list[tuple[Any, bool, str | None]] = []
+    for k, p in enumerate(written):
+        rec = _record(perturber, job, index, variant, sentence, p, output=k)
+        out.append((rec if job.fmt is None else rec.format(job.fmt), True, None))
     return out
 
 
@@ -380,6 +429,7 @@ def _run(
     if job.fmt is not None:
         check_format(perturber, job.fmt)
     st = stats if stats is not None else PipelineStats()
+    st.several = perturber.several_outputs
     for chunk_out in _chunk_results(perturber, job, items, batch_size, workers):
         for entry in chunk_out:
             if isinstance(entry, _Invalid):
@@ -393,6 +443,10 @@ def _run(
             st.sentences += 1
             any_changed = False
             for payload, changed, note in entry:
+                if payload is None:  # several outputs, none for this (sentence, variant)
+                    if note:
+                        st.notes[note] = st.notes.get(note, 0) + 1
+                    continue
                 st.records += 1
                 if changed:
                     any_changed = True
