@@ -19,12 +19,14 @@ torch is imported inside the functions: importing this module is free.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .errors import ResourceError
 from .lm import start_token_id
 
-__all__ = ["causal_logprobs", "masked_pll", "sentence_logprobs", "length_batches"]
+__all__ = ["causal_logprobs", "causal_sequence_logprobs", "masked_pll", "sentence_logprobs",
+           "length_batches", "Around"]
 
 
 def length_batches(lengths: Sequence[int], max_tokens: int, max_rows: int | None = None
@@ -69,21 +71,42 @@ def causal_logprobs(lm: Any, texts: Sequence[str], *, max_tokens: int = 512,
     ``lm`` is a causal :class:`~synrob.perturb.lm.LoadedLM`. Raises :class:`ResourceError` when
     the tokenizer has neither a BOS nor an EOS token.
     """
-    import torch
-
     tok = lm.tokenizer
     start = start_token_id(tok)
     if start is None:
         raise ResourceError(f"model {lm.spec!r}: the tokenizer has neither BOS nor EOS token")
-    pad = _pad_id(tok)
     ids_list = tok(list(texts), add_special_tokens=False)["input_ids"]
     seqs = [[start, *ids] for ids in ids_list]
+    logprob = causal_sequence_logprobs(lm, seqs, max_tokens=max_tokens, max_rows=max_rows)
+    return logprob, [len(s) - 1 for s in seqs]
+
+
+#: ``around(rows, (batch, width))``: a context manager entered around one forward pass of
+#: :func:`causal_sequence_logprobs`, ``rows`` the sequences of its rows in order.
+Around = Callable[[list[int], tuple[int, int]], AbstractContextManager[Any]]
+
+
+def causal_sequence_logprobs(lm: Any, seqs: Sequence[Sequence[int]], *, max_tokens: int = 512,
+                             max_rows: int | None = None, around: Around | None = None
+                             ) -> list[float]:
+    """Summed log-probability (nats) of tokens ``1..`` of each token-id sequence, each given
+    the tokens before it (token 0, the start token, is context only), under a causal LM.
+
+    Sequences are batched by :func:`length_batches` and right-padded. ``around``, when given,
+    is entered around each batch's forward pass (an intervention that depends on the rows:
+    :data:`Around`). One :class:`ResourceError` line for a sequence
+    longer than the model's positions.
+    """
+    import torch
+
     for i, ids in enumerate(seqs):
         _check_length(lm, i, len(ids))
+    pad = _pad_id(lm.tokenizer)
     logprob = [0.0] * len(seqs)
     for rows in length_batches([len(s) for s in seqs], max_tokens, max_rows):
         ids, mask = _pad([seqs[i] for i in rows], pad, lm.device)
-        with torch.inference_mode():
+        ctx = nullcontext() if around is None else around(rows, tuple(ids.shape))
+        with torch.inference_mode(), ctx:
             logits = lm.model(input_ids=ids, attention_mask=mask).logits[:, :-1]
             target = ids[:, 1:]
             picked = logits.gather(-1, target.unsqueeze(-1)).squeeze(-1).float()
@@ -92,7 +115,7 @@ def causal_logprobs(lm: Any, texts: Sequence[str], *, max_tokens: int = 512,
             totals = ((picked - norm) * mask[:, 1:]).sum(-1).tolist()
         for i, total in zip(rows, totals, strict=True):
             logprob[i] = float(total)
-    return logprob, [len(s) - 1 for s in seqs]
+    return logprob
 
 
 def _pll_jobs(lm: Any, texts: Sequence[str]) -> tuple[list[list[int]], list[tuple[int, int]]]:
