@@ -119,7 +119,7 @@ def test_identity_eraser_scores_are_clean_bit_for_bit(lm: Any, files: tuple[str,
         erased = score_pairs(lm, pairs)
     assert [(s.logprob_original, s.logprob_perturbed) for s in same] == \
         [(s.logprob_original, s.logprob_perturbed) for s in clean]
-    assert all(a.logprob_original != b.logprob_original for a, b in zip(clean, erased))
+    assert all(a.logprob_original != b.logprob_original for a, b in zip(clean, erased, strict=True))
     summary = erasure_summary({"clean": clean, "erased": same}, n_boot=200, seed=1)
     for key in ("accuracy_change", "loglik_change"):
         assert summary["erased"][key]["value"] == 0.0
@@ -131,7 +131,7 @@ def _fake_scores(prefers: list[bool], lp: list[float], sources: list[str]) -> li
 
     return [PairScore(SentencePair(src, None, f"o{src}", f"p{k}"), lo,
                       lo - 1.0 if pref else lo + 1.0, 4 + len(src), 5)
-            for k, (pref, lo, src) in enumerate(zip(prefers, lp, sources))]
+            for k, (pref, lo, src) in enumerate(zip(prefers, lp, sources, strict=True))]
 
 
 def test_erasure_summary_is_a_paired_cluster_bootstrap() -> None:

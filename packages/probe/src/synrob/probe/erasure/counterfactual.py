@@ -164,7 +164,7 @@ def _prepare(lm: Any, pairs: Sequence[AgreementPair], eraser: Eraser, seed: int,
     toks = word_tokens(lm.tokenizer, sents, causal=True, model=lm.spec)
     out = _Prepared([], [], _class_ids(eraser, pairs), [])
     for k, p in enumerate(pairs):
-        (ids_o, wid_o), (ids_f, wid_f) = toks[2 * k], toks[2 * k + 1]
+        (ids_o, wid_o), (ids_f, _) = toks[2 * k], toks[2 * k + 1]
         cut = int(np.flatnonzero(wid_o == p.target)[0])
         pos = np.flatnonzero(wid_o == p.subject)
         if not pos.size or not np.array_equal(ids_o[:cut], ids_f[:cut]) or pos.max() >= cut:
