@@ -484,11 +484,28 @@ PERTURB_CONFIGS: dict[str, list[str]] = {
     "jabberwocky": ["--kind", "jabberwocky"],
     "copos": ["--kind", "copos"],
     "typo": ["--kind", "typo"],
+    "agreement": ["--kind", "agreement"],
 }
+
+#: configurations whose perturber writes one output per pair found, none without one: their
+#: outputs' sources are the valid sentences' in order, each any number of times
+SEVERAL = {"agreement"}
 
 
 #: configurations that write text only (no tree): fuzzed with --format jsonl
 TEXT_ONLY = {"shuffle-subword", "shuffle-char", "flip-subword", "flip-char"}
+
+
+def _in_order(got: list, want: list) -> list:
+    """``want`` when ``got`` lists only its items, in its order, each any number of times
+    (none included); else ``got`` itself (the comparison then fails)."""
+    k = 0
+    for item in got:
+        while k < len(want) and want[k] != item:
+            k += 1
+        if k == len(want):
+            return got
+    return want
 
 
 def target_perturb(config: str) -> Target:
@@ -514,6 +531,8 @@ def target_perturb(config: str) -> Target:
             out += [(WRONG, f"perturb wrote invalid CoNLL-U: {b.error}") for b in written.invalid]
             got = [_meta([line for _, line in b.lines], "synrob.source") for b in written.blocks]
             want = [b.source for b in exp.valid]
+        if config in SEVERAL:
+            got = _in_order(got, want)
         if got != want:
             missing = [w for w in want if w not in got]
             out.append((LOST, f"perturb output {len(got)} sentences, expected {len(want)}; "
@@ -523,6 +542,10 @@ def target_perturb(config: str) -> Target:
         n = len(exp.invalid)
         summary = [line for line in lines if line.startswith("perturbed ")]
         said = re.search(r"skipped (\d+) invalid", summary[-1]) if summary else None
+        read = re.search(r"perturbed \d+/(\d+) sentences", summary[-1]) if summary else None
+        if config in SEVERAL and (read is None or int(read[1]) != len(exp.valid)):
+            out.append((LOST, f"perturb: summary {summary!r}, expected "
+                              f"{len(exp.valid)} sentences read"))
         if len(skipped) != n or (int(said[1]) if said else 0) != n or not summary:
             out.append((LOST, f"perturb: {len(skipped)} skip lines, summary {summary!r}, "
                               f"expected {n} skipped"))

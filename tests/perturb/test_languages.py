@@ -71,7 +71,8 @@ def test_every_builtin_declares_its_languages() -> None:
     reg = get_registry()
     langs = {n: tuple(reg.get("perturber", n).languages) for n in reg.names("perturber")}
     assert langs["copos"] == ("en",)
-    for name in ("coco", "shuffle", "flip", "bshift", "somo", "coordinv", "jabberwocky"):
+    for name in ("coco", "shuffle", "flip", "bshift", "somo", "coordinv", "jabberwocky",
+                 "agreement"):
         assert langs[name] == ("*",), name
     assert supports(("*",), "tr") and supports(("en",), "en") and not supports(("en",), "tr")
 

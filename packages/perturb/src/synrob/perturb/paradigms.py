@@ -44,6 +44,10 @@ def canonical_feats(feats: str) -> str:
     return "|".join(sorted(feats.split("|"), key=lambda f: f.split("=", 1)[0].lower()))
 
 
+def _is_int(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def words_with_hosts(paths: Iterable[Path]) -> Iterator[tuple[list[str], str | None]]:
     """The 10 columns of every syntactic-word line (an integer ID) of some CoNLL-U files, with
     its *host*: for a word of a multiword token other than its first, the FORM of the word
@@ -61,9 +65,9 @@ def words_with_hosts(paths: Iterable[Path]) -> Iterator[tuple[list[str], str | N
                 if line[0] == "#" or len(cols) != 10:
                     continue
                 a, dash, b = cols[0].partition("-")
-                if dash and a.isdigit() and b.isdigit():
+                if dash and _is_int(a) and _is_int(b):
                     first, last = int(a), int(b)
-                elif cols[0].isdigit():
+                elif _is_int(cols[0]):
                     yield cols, prev if first < int(cols[0]) <= last else None
                     prev = cols[1]
 

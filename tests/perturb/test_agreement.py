@@ -1,0 +1,531 @@
+"""The agreement perturber: subject-verb agreement minimal pairs from UD treebanks.
+
+Hand-made sentences pin each rule (attested forms, syncretism, unattested forms, rules,
+auxiliaries and copulas, Person, clitics and multiword tokens, XPOS, ``# text``); a hypothesis
+test checks the pair invariants on random valid trees; the integration tests check them on every
+pair of real EWT, Turkish BOUN and Czech PUD test files.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+from synrob.perturb.base import sentence_rng
+from synrob.perturb.corpus import Sentence, read_conllu, sentences_from_string
+from synrob.perturb.errors import ParameterError
+from synrob.perturb.paradigms import Paradigms, canonical_feats, closeness, ending
+from synrob.perturb.perturbers.agreement import NOTES, Agreement, AgreementWarning
+from synrob.perturb.pipeline import PipelineStats, perturb_formatted, perturb_records, read_blocks
+from synrob.perturb.plugins import get_registry
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "ud"
+TR = DATA / "tr_boun" / "tr_boun-ud-test.conllu"
+CS = DATA / "cs_pud" / "cs_pud-ud-test.conllu"
+
+S3 = "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"
+P3 = "Mood=Ind|Number=Plur|Person=3|Tense=Pres|VerbForm=Fin"
+S1 = "Mood=Ind|Number=Sing|Person=1|Tense=Pres|VerbForm=Fin"
+P1 = "Mood=Ind|Number=Plur|Person=1|Tense=Pres|VerbForm=Fin"
+S3D = "Mood=Ind|Number=Sing|Person=3|Tense=Past|VerbForm=Fin"
+P3D = "Mood=Ind|Number=Plur|Person=3|Tense=Past|VerbForm=Fin"
+SG, PL = "Number=Sing", "Number=Plur"
+
+
+def block(sid: str, rows: Sequence[tuple], text: str | None = None) -> str:
+    """A CoNLL-U sentence from rows ``(id, form, lemma, upos, xpos, feats, head, deprel[,
+    misc])``; ``text`` defaults to the forms joined by spaces (ranges spell their words)."""
+    lines = [f"# sent_id = {sid}"]
+    if text is None:
+        covered: set[int] = set()
+        parts = []
+        for r in rows:
+            if "-" in str(r[0]):
+                a, b = map(int, str(r[0]).split("-"))
+                covered |= set(range(a, b + 1))
+                parts.append(r[1])
+            elif r[0] not in covered:
+                parts.append(r[1])
+        text = " ".join(parts)
+    lines.append(f"# text = {text}")
+    for r in rows:
+        if "-" in str(r[0]):
+            lines.append(f"{r[0]}\t{r[1]}\t_\t_\t_\t_\t_\t_\t_\t_")
+            continue
+        misc = r[8] if len(r) > 8 else "_"
+        lines.append("\t".join(map(str, (*r[:8], "_", misc))))
+    return "\n".join(lines) + "\n\n"
+
+
+def svo(sid: str, subj: tuple[str, str, str], verb: tuple[str, str, str, str, str]) -> str:
+    """``The SUBJ VERB .``: subj = (form, lemma, feats), verb = (form, lemma, upos, xpos,
+    feats)."""
+    return block(sid, [(1, "The", "the", "DET", "DT", "_", 2, "det"),
+                       (2, subj[0], subj[1], "NOUN", "NN", subj[2], 3, "nsubj"),
+                       (3, verb[0], verb[1], verb[2], verb[3], verb[4], 0, "root"),
+                       (4, ".", ".", "PUNCT", ".", "_", 3, "punct")])
+
+
+def copula(sid: str, subj: tuple[str, str, str, str], cop: tuple[str, str, str]) -> str:
+    """``SUBJ COP happy .`` with the copula attached to the adjective; subj = (form, lemma,
+    upos, feats), cop = (form, xpos, feats) of *be*."""
+    return block(sid, [(1, subj[0], subj[1], subj[2], "NN", subj[3], 3, "nsubj"),
+                       (2, cop[0], "be", "AUX", cop[1], cop[2], 3, "cop"),
+                       (3, "happy", "happy", "ADJ", "JJ", "Degree=Pos", 0, "root"),
+                       (4, ".", ".", "PUNCT", ".", "_", 3, "punct")])
+
+
+def lexicon_text() -> str:
+    out = [svo("l1", ("dog", "dog", SG), ("runs", "run", "VERB", "VBZ", S3)),
+           svo("l2", ("dogs", "dog", PL), ("run", "run", "VERB", "VBP", P3)),
+           svo("l3", ("dog", "dog", SG), ("walked", "walk", "VERB", "VBD", S3D)),
+           svo("l4", ("dogs", "dog", PL), ("walked", "walk", "VERB", "VBD", P3D)),
+           copula("l5", ("dog", "dog", "NOUN", SG), ("is", "VBZ", S3)),
+           copula("l6", ("dogs", "dog", "NOUN", PL), ("are", "VBP", P3)),
+           copula("l7", ("We", "we", "PRON", "Number=Plur|Person=1"), ("are", "VBP", P1)),
+           svo("l8", ("cat", "cat", SG), ("stops", "stop", "VERB", "VBZ", S3)),
+           svo("l9", ("cats", "cat", PL), ("stop", "stop", "VERB", "VBP", P3)),
+           svo("l10", ("cat", "cat", SG), ("drops", "drop", "VERB", "VBZ", S3)),
+           svo("l11", ("cats", "cat", PL), ("drop", "drop", "VERB", "VBP", P3)),
+           svo("l12", ("frog", "frog", SG), ("hops", "hop", "VERB", "VBZ", S3)),
+           svo("l13", ("dog", "dog", SG), ("does", "do", "AUX", "VBZ", S3))]
+    # a clitic 're after a host ending like "Kit" (t, i), and after "They" (y, y)
+    for sid, host in (("l14", "Kit"), ("l15", "They")):
+        out.append(block(sid, [("1-2", f"{host}'re"), (1, host, host.lower(), "PRON", "PRP",
+                                                       "Number=Plur|Person=3", 3, "nsubj"),
+                                (2, "'re", "be", "AUX", "VBP", P3, 3, "cop"),
+                                (3, "big", "big", "ADJ", "JJ", "Degree=Pos", 0, "root")]))
+    return "".join(out)
+
+
+@pytest.fixture
+def lexicon(tmp_path: Path) -> Path:
+    path = tmp_path / "lexicon.conllu"
+    path.write_text(lexicon_text(), encoding="utf-8")
+    return path
+
+
+def perturb(text: str, lexicon: Path, **params) -> tuple[Sentence, list]:
+    (sentence,) = sentences_from_string(text)
+    agreement = Agreement(reference=str(lexicon), **params)
+    return sentence, agreement.perturb_all(sentence, sentence_rng(0, 0))
+
+
+def only_pair(text: str, lexicon: Path, **params) -> tuple[Sentence, Sentence, dict]:
+    original, outs = perturb(text, lexicon, **params)
+    assert len(outs) == 1 and outs[0].changed, outs
+    assert not pair_problems(original, outs[0].sentence, outs[0].comments["synrob.agreement"])
+    return original, outs[0].sentence, outs[0].comments["synrob.agreement"]
+
+
+def no_pair(text: str, lexicon: Path, **params) -> str:
+    _, outs = perturb(text, lexicon, **params)
+    assert len(outs) == 1 and not outs[0].changed
+    return outs[0].note
+
+
+# ---------------------------------------------------------------------- the invariants
+def pair_problems(original: Sentence, pair: Sentence, agreement: dict) -> list[str]:
+    """What is wrong with one pair (empty when nothing): exactly one word differs, in FORM,
+    FEATS (Number only, Person kept) and possibly XPOS; UPOS, LEMMA, HEAD, DEPREL and every
+    other word identical; the comment names that word and an agreeing subject; the text
+    differs only in that word's surface token."""
+    bad: list[str] = []
+    old, new = original.words(), pair.words()
+    if len(old) != len(new):
+        return ["word count differs"]
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True), 1) if a != b]
+    target = agreement["target"]
+    if changed != [target]:
+        return [f"changed words {changed}, target {target}"]
+    a, b = old[target - 1], new[target - 1]
+    if (a.lemma, a.upos, a.head, a.deprel) != (b.lemma, b.upos, b.head, b.deprel):
+        bad.append("lemma, upos, head or deprel changed")
+    fa, fb = a.feats_dict, b.feats_dict
+    if {k for k in fa.keys() | fb.keys() if fa.get(k) != fb.get(k)} != {"Number"}:
+        bad.append(f"FEATS differ beyond Number: {a.feats} -> {b.feats}")
+    if {fa.get("Number"), fb.get("Number")} != {"Sing", "Plur"}:
+        bad.append(f"Number not flipped: {a.feats} -> {b.feats}")
+    if fa.get("Person") != fb.get("Person"):
+        bad.append("Person changed")
+    if a.form.lower() == b.form.lower():
+        bad.append("form unchanged")
+    subj = old[agreement["subject"] - 1]
+    heads = {a.id} | ({a.head} if a.deprel.split(":")[0] in ("aux", "cop") else set())
+    if subj.deprel.split(":")[0] != "nsubj" or subj.head not in heads:
+        bad.append(f"subject {subj.id} is not the target's nsubj")
+    if subj.feats_dict.get("Number") != fa["Number"]:
+        bad.append("subject does not agree with the original")
+    want = {"target": target, "subject": subj.id, "feature": "Number", "from": fa["Number"],
+            "to": fb["Number"], "form_from": a.form, "form_to": b.form}
+    if {k: agreement.get(k) for k in want} != want:
+        bad.append(f"comment {agreement} != {want}")
+    bad += text_problems(original.text, pair.text)
+    return bad
+
+
+def text_problems(old: str, new: str) -> list[str]:
+    """The texts must differ in one whitespace-free stretch only."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    middle_old, middle_new = old[start:len(old) - end], new[start:len(new) - end]
+    if old == new or any(c.isspace() for c in middle_old + middle_new):
+        return [f"texts differ beyond one token: {old!r} -> {new!r}"]
+    return []
+
+
+def check_file(original: Path, pairs_text: str) -> int:
+    """Every pair of ``pairs_text`` (perturb output of ``original``) is valid; the count."""
+    by_id = {s.sent_id: s for s in read_conllu(original)}
+    pairs = sentences_from_string(pairs_text)  # re-read: the output is valid CoNLL-U
+    seen = set()
+    for p in pairs:
+        meta = p.metadata
+        agreement = json.loads(meta["synrob.agreement"])
+        problems = pair_problems(by_id[meta["synrob.source"]], p, agreement)
+        assert not problems, (p.sent_id, problems)
+        assert meta["synrob.changed"] == str(agreement["target"])
+        assert p.sent_id not in seen
+        seen.add(p.sent_id)
+    return len(pairs)
+
+
+# ---------------------------------------------------------------------- hand-made sentences
+def test_a_verb_takes_its_lemmas_attested_form_of_the_other_number(lexicon: Path) -> None:
+    text = svo("t", ("dog", "dog", SG), ("runs", "run", "VERB", "VBZ", S3))
+    original, pair, comment = only_pair(text, lexicon)
+    assert pair.text == "The dog run ."
+    word = pair.words()[2]
+    assert (word.form, word.xpos, word.feats) == ("run", "VBP", P3)  # XPOS as attested
+    assert comment == {"target": 3, "subject": 2, "feature": "Number", "from": "Sing",
+                       "to": "Plur", "form_from": "runs", "form_to": "run", "via": "attested"}
+    back = svo("t", ("dogs", "dog", PL), ("run", "run", "VERB", "VBP", P3))
+    assert only_pair(back, lexicon)[1].text == "The dogs runs ."
+
+
+def test_syncretic_forms_give_no_pair(lexicon: Path) -> None:
+    text = svo("t", ("dog", "dog", SG), ("walked", "walk", "VERB", "VBD", S3D))
+    assert no_pair(text, lexicon) == NOTES[4]
+
+
+def test_an_unattested_form_gives_no_pair(lexicon: Path) -> None:
+    text = svo("t", ("frog", "frog", SG), ("hops", "hop", "VERB", "VBZ", S3))
+    assert no_pair(text, lexicon, rules=False) == NOTES[3]
+    # a rule the lexicon's other lemmas ending like "hops" (stops, drops) attest
+    _, pair, comment = only_pair(text, lexicon)
+    assert pair.text == "The frog hop ." and comment["via"] == "rule"
+    assert no_pair(text, lexicon, min_lemmas=3) == NOTES[3]  # only two lemmas attest it
+
+
+def test_a_copula_agrees_with_the_subject_of_its_head(lexicon: Path) -> None:
+    text = copula("t", ("dog", "dog", "NOUN", SG), ("is", "VBZ", S3))
+    _, pair, comment = only_pair(text, lexicon)
+    assert pair.text == "dog are happy ." and (comment["target"], comment["subject"]) == (2, 1)
+
+
+def test_an_auxiliary_agrees_and_its_participle_stays(lexicon: Path) -> None:
+    text = block("t", [(1, "dogs", "dog", "NOUN", "NNS", PL, 3, "nsubj"),
+                       (2, "do", "do", "AUX", "VBP", P3, 3, "aux"),
+                       (3, "run", "run", "VERB", "VB", "VerbForm=Inf", 0, "root")])
+    _, pair, comment = only_pair(text, lexicon)
+    assert pair.text == "dogs does run" and (comment["target"], comment["subject"]) == (2, 1)
+    assert pair.words()[2] == sentences_from_string(text)[0].words()[2]
+    sing = text.replace("dogs\tdog\tNOUN\tNNS\tNumber=Plur", "dog\tdog\tNOUN\tNN\tNumber=Sing")
+    sing = sing.replace(f"do\tdo\tAUX\tVBP\t{P3}", f"does\tdo\tAUX\tVBZ\t{S3}")
+    assert no_pair(sing, lexicon) == NOTES[3]  # "do" with Number=Plur is not attested
+
+
+def test_person_is_kept(lexicon: Path) -> None:
+    text = copula("t", ("I", "I", "PRON", "Case=Nom|Number=Sing|Person=1|PronType=Prs"),
+                  ("am", "VBP", S1))
+    _, pair, comment = only_pair(text, lexicon)
+    assert pair.words()[1].feats == P1 and pair.text == "I are happy ."
+    # the subject's Person must be the verb's, and its Number too
+    wrong = copula("t", ("I", "I", "PRON", "Number=Sing|Person=1"), ("is", "VBZ", S3))
+    assert no_pair(wrong, lexicon) == NOTES[2]
+    plural = copula("t", ("dogs", "dog", "NOUN", PL), ("is", "VBZ", S3))
+    assert no_pair(plural, lexicon) == NOTES[2]
+
+
+def test_no_subject_or_two_subjects_give_no_pair(lexicon: Path) -> None:
+    alone = block("t", [(1, "runs", "run", "VERB", "VBZ", S3, 0, "root")])
+    assert no_pair(alone, lexicon) == NOTES[1]
+    nothing = block("t", [(1, "dog", "dog", "NOUN", "NN", SG, 0, "root")])
+    assert no_pair(nothing, lexicon) == NOTES[0]
+
+
+def test_two_agreeing_verbs_give_two_outputs(lexicon: Path) -> None:
+    text = block("t", [(1, "dog", "dog", "NOUN", "NN", SG, 2, "nsubj"),
+                       (2, "runs", "run", "VERB", "VBZ", S3, 0, "root"),
+                       (3, "and", "and", "CCONJ", "CC", "_", 6, "cc"),
+                       (4, "cat", "cat", "NOUN", "NN", SG, 6, "nsubj"),
+                       (5, "also", "also", "ADV", "RB", "_", 6, "advmod"),
+                       (6, "stops", "stop", "VERB", "VBZ", S3, 2, "conj")])
+    original, outs = perturb(text, lexicon)
+    assert [o.changed for o in outs] == [(2,), (6,)]
+    assert [o.text for o in outs] == ["dog run and cat also stops",
+                                      "dog runs and cat also stop"]
+    for o in outs:
+        assert not pair_problems(original, o.sentence, o.comments["synrob.agreement"])
+
+
+def test_a_clitic_in_a_multiword_token_follows_its_host(lexicon: Path) -> None:
+    def its(host: str) -> str:
+        return block("t", [("1-2", f"{host}'s"),
+                           (1, host, host.lower(), "PRON", "PRP", "Number=Sing|Person=3", 3,
+                            "nsubj"),
+                           (2, "'s", "be", "AUX", "VBZ", S3, 3, "cop"),
+                           (3, "big", "big", "ADJ", "JJ", "Degree=Pos", 0, "root")])
+
+    original, pair, _ = only_pair(its("It"), lexicon)  # 're is attested after "Kit"
+    assert pair.text == "It're big" and pair.ranges() == [(1, 2, "It're")]
+    assert no_pair(its("He"), lexicon) == NOTES[3]  # only after hosts ending like it/they
+    don_t = block("t", [(1, "dogs", "dog", "NOUN", "NNS", PL, 4, "nsubj"), ("2-3", "don't"),
+                        (2, "do", "do", "AUX", "VBP", P3, 4, "aux"),
+                        (3, "n't", "not", "PART", "RB", "_", 4, "advmod"),
+                        (4, "run", "run", "VERB", "VB", "VerbForm=Inf", 0, "root")])
+    _, pair, _ = only_pair(don_t, lexicon)
+    assert pair.text == "dogs doesn't run" and pair.ranges() == [(2, 3, "doesn't")]
+    odd = don_t.replace("2-3\tdon't", "2-3\tdont")  # a token that is not its words joined
+    assert no_pair(odd, lexicon) == NOTES[5]
+
+
+def test_the_text_keeps_everything_but_the_word(lexicon: Path) -> None:
+    text = block("t", [(1, "The", "the", "DET", "DT", "_", 2, "det"),
+                       (2, "dog", "dog", "NOUN", "NN", SG, 3, "nsubj"),
+                       (3, "Runs", "run", "VERB", "VBZ", S3, 0, "root", "SpaceAfter=No"),
+                       (4, "!", "!", "PUNCT", ".", "_", 3, "punct")],
+                 text="The\u00a0dog  Runs!")
+    _, pair, _ = only_pair(text, lexicon)
+    assert pair.text == "The\u00a0dog  Run!"  # cased like the original, spacing kept
+    assert pair.words()[2].form == "Run"
+
+
+def test_direction_and_upos_choose_the_flips(lexicon: Path) -> None:
+    text = svo("t", ("dog", "dog", SG), ("runs", "run", "VERB", "VBZ", S3))
+    assert no_pair(text, lexicon, direction="to_sing") == NOTES[0]
+    assert only_pair(text, lexicon, direction="to_plur")[1].text == "The dog run ."
+    assert no_pair(text, lexicon, upos="AUX") == NOTES[0]
+
+
+def test_a_treebank_without_the_features_warns_and_gives_no_pair(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.conllu"
+    bare.write_text(svo("b", ("dog", "dog", "_"), ("runs", "run", "VERB", "VBZ", "_")),
+                    encoding="utf-8")
+    agreement = Agreement(reference=str(bare))
+    with pytest.warns(AgreementWarning, match="mark Number on no finite verb or auxiliary"):
+        agreement.setup()
+    (sentence,) = read_conllu(bare)
+    outs = agreement.perturb_all(sentence, sentence_rng(0, 0))
+    assert len(outs) == 1 and not outs[0].changed
+    verbs_only = tmp_path / "verbs.conllu"
+    verbs_only.write_text(svo("b", ("dog", "dog", "_"), ("runs", "run", "VERB", "VBZ", S3)),
+                          encoding="utf-8")
+    with pytest.warns(AgreementWarning, match=r"on no subject \(nsubj\)"):
+        Agreement(reference=str(verbs_only)).setup()
+
+
+def test_parameters_are_checked() -> None:
+    with pytest.raises(ParameterError, match="reference"):
+        Agreement()
+    with pytest.raises(ParameterError, match="min_lemmas"):
+        Agreement(reference="x", min_lemmas=0)
+    with pytest.raises(ParameterError, match="direction"):
+        Agreement(reference="x", direction="up")
+    with pytest.raises(ParameterError, match="upos"):
+        Agreement(reference="x", upos=" , ")
+
+
+def test_registered_with_typed_params_and_any_language() -> None:
+    cls = get_registry().get("perturber", "agreement")
+    assert cls is Agreement and cls.languages == ("*",) and cls.several_outputs
+    described = {p["name"]: p["type"] for p in cls.describe()["params"]}
+    assert described == {"reference": "str", "lexicon": "str", "rules": "bool",
+                         "min_lemmas": "int", "upos": "str", "direction": "str"}
+
+
+def test_paradigms_building_blocks() -> None:
+    assert canonical_feats("Person=3|Number=Sing|Mood=Ind") == "Mood=Ind|Number=Sing|Person=3"
+    assert canonical_feats("_") == "_"
+    assert ending("yoktu") == ("u", "u") and ending("gerek") == ("k", "e")
+    assert closeness("yazıyor", "yazıyorlar") == 7 and closeness("is", "are") == 0
+    par = Paradigms(min_lemmas=2)
+    for lemma, sing, plur in (("gel", "geldi", "geldiler"), ("sev", "sevdi", "sevdiler"),
+                              ("yap", "yaptı", "yaptılar"), ("kal", "kaldı", "kaldılar"),
+                              ("al", "aldı", "aldılar"), ("kaç", "kaçtı", "kaçtılar")):
+        par.add(sing, lemma, "VERB", "Verb", "Number=Sing|Person=3")
+        par.add(plur, lemma, "VERB", "Verb", "Number=Plur|Person=3")
+    made = par.rule_forms("bak", "VERB", "Number=Sing|Person=3", "baktı",
+                          "Person=3|Number=Plur")
+    assert [m[0] for m in made] == ["baktılar"]  # from yap, kaç: -tı, not -dı
+    assert par.rule_forms("ver", "VERB", "Number=Sing|Person=3", "verdi",
+                          "Number=Plur|Person=3")[0][0] == "verdiler"
+    assert par.forms("GEL", "VERB", "Person=3|Number=Plur") == {"geldiler": 1}
+    assert par.xpos("gel", "VERB", "Number=Plur|Person=3", "geldiler", "X") == "Verb"
+
+
+# ---------------------------------------------------------------------- property
+#: words as (FORM, LEMMA, UPOS, XPOS, FEATS); a drawn word may take other FEATS (noise)
+_ENTRIES = [("runs", "run", "VERB", "VBZ", S3), ("run", "run", "VERB", "VBP", P3),
+            ("is", "be", "AUX", "VBZ", S3), ("are", "be", "AUX", "VBP", P3),
+            ("am", "be", "AUX", "VBP", S1), ("'s", "be", "AUX", "VBZ", S3),
+            ("'re", "be", "AUX", "VBP", P3), ("walked", "walk", "VERB", "VBD", S3D),
+            ("stops", "stop", "VERB", "VBZ", S3), ("hops", "hop", "VERB", "VBZ", S3),
+            ("Does", "do", "AUX", "VBZ", S3), ("do", "do", "AUX", "VBP", P3),
+            ("dog", "dog", "NOUN", "NN", SG), ("dogs", "dog", "NOUN", "NNS", PL),
+            ("I", "I", "PRON", "PRP", "Number=Sing|Person=1"), ("it", "it", "PRON", "PRP", SG),
+            ("we", "we", "PRON", "PRP", "Number=Plur|Person=1"), ("the", "the", "DET", "DT", "_")]
+_FEATS = st.sampled_from([S3, P3, S1, P1, S3D, P3D, SG, PL, "_", "VerbForm=Inf",
+                          "Number=Dual|Person=3|VerbForm=Fin", "Number=Sing|Person=3"])
+_DEPRELS = {"NOUN": ["nsubj", "nsubj", "nsubj:pass", "obj"], "PRON": ["nsubj", "obj"],
+            "AUX": ["aux", "cop", "aux:pass"], "VERB": ["conj", "ccomp", "nsubj"],
+            "DET": ["det", "nsubj"]}
+
+
+@st.composite
+def trees(draw) -> str:
+    """A random valid CoNLL-U sentence: any tree over words of a small vocabulary, some with
+    other FEATS than their own, maybe a multiword token over two adjacent words spelled by
+    them."""
+    n = draw(st.integers(1, 7))
+    order = draw(st.permutations(range(1, n + 1)))
+    heads = {order[0]: 0}
+    for k in range(1, n):  # half the words hang from the root, so subjects meet verbs
+        heads[order[k]] = order[0] if draw(st.booleans()) else order[draw(st.integers(0, k - 1))]
+    rows = []
+    for i in range(1, n + 1):
+        entries = _ENTRIES[:12] if heads[i] == 0 and draw(st.booleans()) else _ENTRIES
+        form, lemma, upos, xpos, feats = draw(st.sampled_from(entries))
+        if draw(st.integers(0, 4)) == 0:
+            feats = draw(_FEATS)
+        deprel = "root" if heads[i] == 0 else draw(st.sampled_from(_DEPRELS[upos]))
+        rows.append((i, form, lemma, upos, xpos, feats, heads[i], deprel))
+    mwt = draw(st.integers(1, n - 1)) if n > 1 and draw(st.booleans()) else 0
+    if mwt:
+        rows.insert(mwt - 1, (f"{mwt}-{mwt + 1}", rows[mwt - 1][1] + rows[mwt][1]))
+    return block("r", rows)
+
+
+def _random_pairs(directory: Path, text: str, more: list[str]) -> tuple[Sentence, list]:
+    """The outputs for ``text`` with the hand-made lexicon and every drawn sentence as the
+    treebank."""
+    path = directory / "lex.conllu"
+    path.write_text(lexicon_text() + text + "".join(more), encoding="utf-8")
+    (sentence,) = sentences_from_string(text)
+    return sentence, Agreement(reference=str(path)).perturb_all(sentence, sentence_rng(0, 0))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trees(), st.lists(trees(), max_size=4))
+def test_every_pair_keeps_the_invariants_on_random_trees(tmp_path_factory, text: str,
+                                                         more: list[str]) -> None:
+    sentence, outs = _random_pairs(tmp_path_factory.mktemp("agr"), text, more)
+    changed = [o for o in outs if o.changed]
+    assert changed or (len(outs) == 1 and outs[0].note in NOTES)
+    targets = [o.changed[0] for o in changed]
+    assert targets == sorted(set(targets))
+    for o in changed:
+        assert not pair_problems(sentence, o.sentence, o.comments["synrob.agreement"])
+        again = sentences_from_string(o.sentence.serialize())  # valid CoNLL-U
+        assert again[0].text == o.text
+
+
+def test_the_random_trees_make_pairs(tmp_path: Path) -> None:
+    """The property above is not vacuous: a fixed sample of the strategy makes pairs, some in
+    sentences with a multiword token, some two in one sentence."""
+    seen = {"pairs": 0, "token": 0, "two": 0}
+
+    @seed(3)
+    @settings(max_examples=200, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(trees(), st.lists(trees(), max_size=4))
+    def sample(text: str, more: list[str]) -> None:
+        sentence, outs = _random_pairs(tmp_path, text, more)
+        made = sum(bool(o.changed) for o in outs)
+        seen["pairs"] += made > 0
+        seen["token"] += made > 0 and bool(sentence.ranges())
+        seen["two"] += made > 1
+
+    sample()
+    assert seen["pairs"] >= 15 and seen["token"] >= 1 and seen["two"] >= 2, seen
+
+
+# ---------------------------------------------------------------------- real treebanks
+def _run(cli, *args) -> str:
+    res = cli(["perturb", "--kind", "agreement", *map(str, args)])
+    assert res.exit_code == 0, res.stderr
+    return res.stdout
+
+
+def test_ewt_test_gives_over_300_valid_pairs(cli, ewt_test: Path) -> None:
+    out = _run(cli, "ud:en_ewt:test")
+    assert check_file(ewt_test, out) >= 300
+
+
+@pytest.mark.parametrize("path", [TR, CS], ids=["tr_boun", "cs_pud"])
+def test_turkish_and_czech_pairs_are_valid(cli, path: Path) -> None:
+    out = _run(cli, path)
+    n = check_file(path, out)
+    assert n >= {"tr_boun": 5, "cs_pud": 100}[path.parent.name]
+    assert "# synrob.lang = " + path.name[:2] in out
+
+
+def test_output_is_the_same_for_any_batch_size_and_workers(ewt_test: Path) -> None:
+    agreement = Agreement(reference=str(ewt_test))
+    head = list(read_blocks(ewt_test))[:300]
+    one = "".join(perturb_formatted(agreement, head, "conllu"))
+    stats = PipelineStats()
+    other = "".join(perturb_formatted(agreement, head, "conllu", batch_size=7, workers=2,
+                                      stats=stats))
+    assert one == other and stats.several and stats.sentences == 300
+    assert stats.records == one.count("# synrob.agreement = ")
+    assert stats.summary().startswith(f"perturbed {300 - stats.unchanged_sentences}/300 ")
+    records = list(perturb_records(agreement, head[:40], variants=2))
+    assert {r.sent_id.rsplit("-", 2)[-2] for r in records} == {"v0", "v1"}
+    line = json.loads(next(perturb_formatted(agreement, head[:40], "jsonl")))
+    assert set(line["agreement"]) >= {"target", "subject", "from", "to"}
+
+
+# ---------------------------------------------------------------------- the command line
+def test_cli_describe_plugins_and_score_the_pairs(cli, tiny_lms, sample_slice,
+                                                  tmp_path: Path) -> None:
+    described = cli(["perturb", "--describe", "agreement", "--json"])
+    assert described.exit_code == 0 and json.loads(described.stdout)["kind"] == "agreement"
+    assert "agreement" in cli(["plugins", "--kind", "perturber"]).stdout
+    short = [s for s in read_conllu(sample_slice("test", 120, tmp_path)) if len(s) < 25]
+    orig = tmp_path / "short.conllu"  # the tiny LM has 64 positions
+    orig.write_text("".join(s.serialize() for s in short), encoding="utf-8")
+    res = cli(["perturb", "--kind", "agreement", orig])
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr.startswith("perturbed ") and "outputs" in res.stderr
+    n = check_file(orig, res.stdout)
+    assert n > 0
+    pairs = tmp_path / "pairs.conllu"
+    pairs.write_text(res.stdout, encoding="utf-8")
+    scored = cli(["score", "--lm", tiny_lms["causal"], orig, pairs, "--json", "--device",
+                  "cpu", "--bootstrap", "50"])
+    assert scored.exit_code == 0, scored.stderr
+    summary = json.loads(scored.stdout.splitlines()[-1])
+    assert (summary["pairs"], summary["skipped"], summary["aligned_by"]) == (n, 0, "source")
+
+
+def test_cli_warns_on_a_treebank_without_the_features(cli, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.conllu"
+    bare.write_text(svo("b", ("dog", "dog", "_"), ("runs", "run", "VERB", "VBZ", "_")),
+                    encoding="utf-8")
+    res = cli(["perturb", "--kind", "agreement", bare])
+    assert res.exit_code == 0 and res.stdout == ""
+    assert "synrob: warning: perturber 'agreement':" in res.stderr
+    assert "perturbed 0/1 sentences (1 without an output); wrote 0 outputs" in res.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cli(["perturb", "--kind", "agreement", "--describe", "agreement"]).exit_code == 0
