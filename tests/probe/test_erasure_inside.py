@@ -1,11 +1,10 @@
 """An eraser inside a causal LM (:mod:`synrob.probe.erasure.inside`) and the counterfactual
 intervention on agreement pairs (:mod:`synrob.probe.erasure.counterfactual`), on a tiny GPT-2
 with a byte-level BPE tokenizer trained on EWT text and hand-written agreement pairs in the
-agreement perturber's format."""
+agreement perturber's format (tests/data/agreement/)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,59 +17,11 @@ torch = pytest.importorskip("torch")
 LAYER = 1
 
 
-def _conllu(sent_id: str, rows: list[tuple[str, str, str, int, str]], comments: dict | None = None
-            ) -> str:
-    """One sentence: rows of (form, upos, feats, head, deprel); lemma = lower-cased form."""
-    lines = [f"# sent_id = {sent_id}"]
-    lines += [f"# {k} = {v}" for k, v in (comments or {}).items()]
-    lines.append("# text = " + " ".join(r[0] for r in rows))
-    for i, (form, upos, feats, head, deprel) in enumerate(rows, 1):
-        lines.append(f"{i}\t{form}\t{form.lower()}\t{upos}\t_\t{feats}\t{head}\t{deprel}\t_\t_")
-    return "\n".join(lines) + "\n\n"
-
-
-SING = "Number=Sing"
-VSING = "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"
-VPLUR = "Mood=Ind|Number=Plur|Person=3|Tense=Pres|VerbForm=Fin"
-SENTENCES = {  # sent_id -> rows
-    "s1": [("The", "DET", "_", 2, "det"), ("dog", "NOUN", SING, 3, "nsubj"),
-           ("runs", "VERB", VSING, 0, "root"), ("fast", "ADV", "_", 3, "advmod"),
-           (".", "PUNCT", "_", 3, "punct")],
-    "s2": [("The", "DET", "_", 2, "det"), ("children", "NOUN", "Number=Plur", 4, "nsubj"),
-           ("are", "AUX", VPLUR, 4, "cop"), ("happy", "ADJ", "_", 0, "root"),
-           (".", "PUNCT", "_", 4, "punct")],
-    "s3": [("Where", "ADV", "_", 2, "advmod"), ("is", "AUX", VSING, 0, "root"),
-           ("the", "DET", "_", 4, "det"), ("dog", "NOUN", SING, 2, "nsubj"),
-           ("?", "PUNCT", "_", 2, "punct")],
-    "s4": [("My", "PRON", "_", 2, "nmod:poss"), ("brother", "NOUN", SING, 3, "nsubj"),
-           ("thinks", "VERB", VSING, 0, "root"), ("that", "SCONJ", "_", 7, "mark"),
-           ("the", "DET", "_", 6, "det"), ("cats", "NOUN", "Number=Plur", 7, "nsubj"),
-           ("sleep", "VERB", VPLUR, 3, "ccomp"), (".", "PUNCT", "_", 3, "punct")],
-}
-#: (source, target ID, subject ID, new form, to)
-PAIRS = [("s1", 3, 2, "run", "Plur"), ("s2", 3, 2, "is", "Sing"), ("s3", 2, 4, "are", "Plur"),
-         ("s4", 3, 2, "think", "Plur"), ("s4", 7, 6, "sleeps", "Sing")]
-
-
-def write_agreement_files(dest: Path) -> tuple[str, str]:
-    """The original sentences, and their agreement twins as ``synrob perturb --kind agreement``
-    writes them (plus one sentence without a pair)."""
-    orig = "".join(_conllu(k, rows) for k, rows in SENTENCES.items())
-    twins = []
-    for n, (src, target, subject, form, to) in enumerate(PAIRS):
-        rows = list(SENTENCES[src])
-        old = rows[target - 1]
-        rows[target - 1] = (form, old[1], old[2].replace(
-            "Number=Sing" if to == "Plur" else "Number=Plur", f"Number={to}"), old[3], old[4])
-        info = {"target": target, "subject": subject, "feature": "Number",
-                "from": "Sing" if to == "Plur" else "Plur", "to": to, "form_from": old[0],
-                "form_to": form, "via": "attested"}
-        twins.append(_conllu(f"{src}-agr{n}", rows, {"synrob.source": src,
-                                                     "synrob.agreement": json.dumps(info)}))
-    twins.append(_conllu("s1-same", SENTENCES["s1"], {"synrob.source": "s1"}))
-    (dest / "orig.conllu").write_text(orig, encoding="utf-8")
-    (dest / "agr.conllu").write_text("".join(twins), encoding="utf-8")
-    return str(dest / "orig.conllu"), str(dest / "agr.conllu")
+#: Hand-written agreement pairs in the agreement perturber's format (``# synrob.agreement``
+#: JSON, 1-based IDs): 4 sources, 5 pairs (one with the subject after the verb: "Where is the
+#: dog ?"), and one unchanged sentence without a pair.
+AGREEMENT = Path(__file__).resolve().parents[1] / "data" / "agreement"
+N_PAIRS = 5
 
 
 def make_eraser(spec: str, dim: int, *, layer: int = LAYER, identity: bool = False,
@@ -98,8 +49,8 @@ def lm(tiny_ewt_lms: dict[str, str]) -> Any:
 
 
 @pytest.fixture
-def files(tmp_path: Path) -> tuple[str, str]:
-    return write_agreement_files(tmp_path)
+def files() -> tuple[str, str]:
+    return str(AGREEMENT / "original.conllu"), str(AGREEMENT / "pairs.conllu")
 
 
 def _dim(lm: Any) -> int:
@@ -204,7 +155,7 @@ def test_agreement_pairs_read_the_perturbers_comments(files: tuple[str, str], tm
     from synrob.probe.erasure.counterfactual import agreement_pairs, subject_first
 
     pairs, other = agreement_pairs(*files)
-    assert other == 1 and len(pairs) == len(PAIRS)
+    assert other == 1 and len(pairs) == N_PAIRS
     p = pairs[0]
     assert (p.source, p.subject, p.target, p.to) == ("s1", 1, 2, "Plur")
     assert p.original[2] == "runs" and p.flipped[2] == "run"
