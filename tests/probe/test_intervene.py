@@ -185,3 +185,56 @@ def test_bad_positions_and_outputs(lm: Any) -> None:
     with pytest.raises(ParameterError, match="returned shape"), \
             intervene(lm, 1, lambda x: x[:1]):
         _run(lm, ids, mask)
+
+
+# ---------------------------------------------------------------------- real models
+def _exact_on(model: Any, ids: Any, mask: Any, layers: list[int], dim: int, logits: str) -> None:
+    """At each layer: the hook sees hidden_states[L] and the identity eraser (start token left
+    out) leaves the output bit for bit unchanged."""
+    from synrob.probe.erasure import Eraser
+    from synrob.probe.intervene import intervene
+
+    clean = _run(model, ids, mask)
+    identity = Eraser("leace", torch.zeros(dim, 1), torch.zeros(1, dim), torch.randn(dim),
+                      torch.randn(2, dim), ["a", "b"])
+    for layer in layers:
+        seen: list = []
+        with intervene(model, layer, _recorder(seen)):
+            _run(model, ids, mask)
+        assert torch.equal(seen[0], clean.hidden_states[layer].reshape(-1, dim)), layer
+        with intervene(model, layer, identity, positions=1):
+            assert torch.equal(getattr(_run(model, ids, mask), logits), getattr(clean, logits))
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_real_minilm_and_smollm2_are_exact(ewt_dev: Any) -> None:
+    """MiniLM (BERT, the encoder's model) and SmolLM2 (LLaMA from GGUF, the scoring LM): the
+    hook sees hidden_states[L] at the first, a middle and the last layer, and the identity
+    eraser leaves the outputs bit-identical; and the LM's layer-L states are the states the
+    encoder (which the erasers are fitted on) gives for the same word-aligned input."""
+    from itertools import islice
+
+    from synrob.perturb.corpus import read_conllu
+    from synrob.perturb.lm import load_lm
+    from synrob.perturb.scoring import _pad
+    from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe.encoders.transformer import word_tokens
+
+    sents = [s.forms for s in islice(read_conllu(ewt_dev), 4)]
+    minilm = resolve_encoder("minilm", {"device": "cpu", "precision": "float32"})
+    minilm.load()
+    ids, mask = _pad([i.tolist() for i, _ in word_tokens(minilm.tokenizer, sents, causal=False)],
+                     0, "cpu")
+    _exact_on(minilm.model, ids, mask, [0, 3, 6], 384, "last_hidden_state")
+    lm = load_lm("smollm2", device="cpu", dtype="float32")
+    ids, mask = _pad([i.tolist() for i, _ in word_tokens(lm.tokenizer, sents, causal=True)],
+                     0, "cpu")
+    _exact_on(lm.model, ids, mask, [0, 15, 30], 576, "logits")
+    enc = resolve_encoder("smollm2", {"device": "cpu", "precision": "float32"})
+    enc.load()
+    theirs = _run(enc.model, ids, mask).hidden_states
+    ours = _run(lm.model, ids, mask).hidden_states
+    real = mask.bool()
+    for layer in (0, 15, 30):
+        assert torch.allclose(ours[layer][real], theirs[layer][real], rtol=1e-4, atol=1e-4)
