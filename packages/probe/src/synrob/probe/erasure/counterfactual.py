@@ -19,8 +19,8 @@ Three conditions, on the same pairs:
   LM, their states are the same in both;
 * ``random``: the same tokens moved by the same distance (per token, the norm of the
   counterfactual's change) in a random direction: a standard normal vector per token, drawn by
-  ``numpy.random.default_rng([seed, k])`` for the ``k``-th pair (0-based, in file order) and
-  scaled to unit length, the same in both sentences.
+  ``numpy.random.default_rng([seed, k])`` for the ``k``-th pair scored (0-based, in file
+  order, after the pairs set aside) and scaled to unit length, the same in both sentences.
 
 :func:`flip_summary` reports per condition the preference accuracy, and for ``counterfactual``
 and ``random`` the **flip rate** (of the pairs whose original the clean LM prefers, the share
