@@ -6,9 +6,9 @@ Number (Person and every other feature kept): a grammatical original beside an u
 twin. One output per pair (a sentence with two agreeing verbs gives two), none for a sentence
 without a pair.
 
-* **The word.** UPOS in ``upos`` (VERB, AUX), ``Number=Sing`` or ``Number=Plur``, finite
-  (``VerbForm=Fin``, or no VerbForm but a Person, as UD Turkish marks finite verbs), no
-  ``Typo``. Its **subject** is its own ``nsubj`` (any subtype) dependent, or for an ``aux`` or
+* **The word.** UPOS in ``upos`` (VERB, AUX), ``Number=Sing`` or ``Number=Plur`` (flipped
+  as ``direction`` allows), finite (``VerbForm=Fin``, or no VerbForm but a Person and no Case,
+  as UD Turkish marks finite verbs), no ``Typo``. Its **subject** is its own ``nsubj`` (any subtype) dependent, or for an ``aux`` or
   ``cop`` its head's; exactly one, with the word's Number (and its Person when both have one).
 * **The form.** The forms the treebanks (``reference``, ``lexicon``) attest for the lemma,
   UPOS and flipped FEATS, and of the same shape (a clitic such as ``'s`` is replaced by a
@@ -17,9 +17,11 @@ without a pair.
   *ydılar* of *hazır+dı*): the most frequent, then the closest to the original (the longest
   common substring), then alphabetically. None attested and ``rules``: the form that the
   attested edit rule makes (:meth:`~synrob.perturb.paradigms.Paradigms.rule_forms`: the
-  closest to the original, then the rule of the most lemmas). No form, no pair. A **syncretic** word (its own form attested with the other Number, or the new form
-  equal to it or attested for the lemma with the original FEATS: English ``walked``, ``you
-  are``) gives no pair.
+  closest to the original, then the rule of the most lemmas). No form, no pair. A
+  **syncretic** word gives no pair: its own form attested with the other Number (English
+  ``walked``, ``I have``), or a new form equal to it, attested for the lemma with the original
+  FEATS, or made by a rule the original FEATS also use
+  (:meth:`~synrob.perturb.paradigms.Paradigms.marks`).
 * **The output.** FORM (cased like the original), FEATS (Number flipped) and XPOS
   (:meth:`~synrob.perturb.paradigms.Paradigms.xpos`) of that word change; LEMMA, UPOS, HEAD,
   DEPREL, DEPS, MISC stay. A word inside a multiword token is changed only when the token is its
