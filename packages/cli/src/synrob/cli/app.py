@@ -46,6 +46,7 @@ COMMAND_MODULES = (
     "score",
     "encode",
     "probe",
+    "erase",
     "run",
     "demo",
     "senteval",

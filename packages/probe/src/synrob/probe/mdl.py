@@ -82,10 +82,7 @@ def uniform_bits(task: Task, gold: GoldCorpus) -> float:
 def _take(feats: Features, gold: GoldCorpus, idx: np.ndarray) -> tuple[Features, GoldCorpus]:
     """Sentences ``idx`` (m,) of a corpus and its features, in that order."""
     sub = Features.from_sentences([feats.sentence(int(i)) for i in idx])
-    pick = [int(i) for i in idx]
-    return sub, GoldCorpus(gold.path, [gold.sent_ids[i] for i in pick],
-                           [gold.forms[i] for i in pick], [gold.upos[i] for i in pick],
-                           [gold.xpos[i] for i in pick], [gold.heads[i] for i in pick])
+    return sub, gold.select(idx)
 
 
 def codelength(task: Task, probe: Probe, module: Any, feats: Features, gold: GoldCorpus,

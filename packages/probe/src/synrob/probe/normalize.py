@@ -22,6 +22,12 @@ The ``normalize`` training parameter of every probe (so it is part of every run'
   GloVe + position while the rest are the small position vectors alone: scaling them all to one
   norm would erase that difference, so ``auto`` leaves them;
 * ``unit``: always scaled to the training median norm;
+* ``standardize``: every dimension shifted and scaled by its training mean and standard
+  deviation (a dimension constant in training is only shifted). Massive activations sit in a
+  few dimensions, whose large training spread then scales them down for every word. Unlike
+  ``unit`` it is one affine map for all words, so it keeps what an affine concept eraser
+  guarantees (``synrob erase``: the training class means stay equal after any affine map;
+  rescaling each vector by its own norm would let erased information back in);
 * ``none``: never.
 
 The fitted :class:`WordNorm` travels with the trained module (:func:`attach`, :func:`of`), is
@@ -38,26 +44,30 @@ import numpy as np
 if TYPE_CHECKING:
     from .training import Features
 
-__all__ = ["MASSIVE_RATIO", "MASSIVE_SHARE", "NORMALIZE", "NORMALIZE_HELP", "WordNorm", "fit_norm",
-           "check_massive", "attach", "of", "inputs_for"]
+__all__ = ["MASSIVE_RATIO", "MASSIVE_SHARE", "NORMALIZE", "AFFINE", "NORMALIZE_HELP", "WordNorm",
+           "fit_norm", "check_massive", "attach", "of", "inputs_for"]
 
 #: A word whose norm exceeds this multiple of the training median has a massive activation...
 MASSIVE_RATIO = 10.0
 #: ...when such words are at most this share of the training words.
 MASSIVE_SHARE = 0.1
 #: Values of the ``normalize`` probe parameter.
-NORMALIZE = ("auto", "unit", "none")
+NORMALIZE = ("auto", "unit", "standardize", "none")
+#: The values that are one affine map of every word vector (keep an affine eraser's guarantee).
+AFFINE = ("standardize", "none")
 NORMALIZE_HELP = (f"word vectors before the probe: auto (scaled to the training median norm "
                   f"when some training words, at most {MASSIVE_SHARE:.0%} of them, have norms "
                   f"over {MASSIVE_RATIO:g}x the median, i.e. massive activations; else "
-                  f"unchanged), unit (always scaled), none")
+                  f"unchanged), unit (always scaled), standardize (each dimension to training "
+                  f"mean 0, sd 1: affine), none")
 _ATTR = "synrob_word_norm"
 
 
 @dataclass(frozen=True)
 class WordNorm:
-    """A fitted normalisation: ``method`` ``unit`` (each vector to norm ``scale``) or ``none``,
-    with the training statistics it was chosen on."""
+    """A fitted normalisation: ``method`` ``unit`` (each vector to norm ``scale``),
+    ``standardize`` (``(x - mean) / std`` per dimension, both (dim,)) or ``none``, with the
+    training statistics it was chosen on."""
 
     method: str
     scale: float
@@ -66,6 +76,8 @@ class WordNorm:
     massive_words: int
     n_words: int
     policy: str = "auto"
+    mean: tuple[float, ...] = ()
+    std: tuple[float, ...] = ()
 
     @property
     def ratio(self) -> float:
@@ -84,17 +96,29 @@ class WordNorm:
 
         if self.method == "none":
             return feats
+        if self.method == "standardize":
+            mean = np.asarray(self.mean, dtype=np.float32)
+            std = np.asarray(self.std, dtype=np.float32)
+            out = (np.asarray(feats.matrix, dtype=np.float32) - mean) / std
+            return Features(out.astype(np.float32, copy=False), feats.offsets)
         m = np.asarray(feats.matrix, dtype=np.float32)
         norms = np.linalg.norm(m, axis=1, keepdims=True)
         scaled = m * (np.float32(self.scale) / np.where(norms > 0, norms, 1.0).astype(np.float32))
         return Features(scaled, feats.offsets)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if self.method != "standardize":  # probe.json as before for the other methods
+            del d["mean"], d["std"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WordNorm:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        kw = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        for k in ("mean", "std"):
+            if k in kw:
+                kw[k] = tuple(float(v) for v in kw[k])
+        return cls(**kw)
 
     def describe(self) -> str:
         """One phrase for the warning line: what was found and what synrob did."""
@@ -103,6 +127,8 @@ class WordNorm:
                  f"{self.max_norm:.4g}, {self.ratio:.0f}x)")
         did = (f"every word vector scaled to norm {self.scale:.4g} (normalize={self.policy})"
                if self.method == "unit" else
+               f"every dimension standardised on the training words (normalize={self.policy})"
+               if self.method == "standardize" else
                f"vectors left as they are (normalize={self.policy}); probes may fail")
         return f"massive activations: {found}; {did}"
 
@@ -121,10 +147,30 @@ def fit_norm(feats: Features, policy: str = "auto") -> WordNorm:
     """The normalisation ``policy`` (:data:`NORMALIZE`) chooses for training vectors ``feats``."""
     median, largest, n_over = check_massive(feats)
     n = int(feats.matrix.shape[0])
+    if policy == "standardize":
+        mean, std = _moments(feats)
+        return WordNorm("standardize", 1.0, median, largest, n_over, n, policy,
+                        tuple(mean.tolist()), tuple(std.tolist()))
     massive = 0 < n_over <= MASSIVE_SHARE * n
     unit = policy == "unit" or (policy == "auto" and massive)
     return WordNorm("unit" if unit and median > 0 else "none", median if unit else 1.0,
                     median, largest, n_over, n, policy)
+
+
+def _moments(feats: Features, chunk: int = 65536) -> tuple[np.ndarray, np.ndarray]:
+    """Per-dimension mean and standard deviation of ``feats``' rows, in float64 by chunks
+    (dim,) each; a standard deviation of 0 (a constant dimension) becomes 1."""
+    m = feats.matrix
+    n, dim = int(m.shape[0]), int(m.shape[1])
+    total = np.zeros(dim)
+    for a in range(0, n, chunk):
+        total += np.asarray(m[a:a + chunk], dtype=np.float64).sum(axis=0)
+    mean = total / max(n, 1)
+    sq = np.zeros(dim)
+    for a in range(0, n, chunk):
+        sq += np.square(np.asarray(m[a:a + chunk], dtype=np.float64) - mean).sum(axis=0)
+    std = np.sqrt(sq / max(n, 1))
+    return mean, np.where(std > 0, std, 1.0)
 
 
 def attach(module: Any, norm: WordNorm) -> Any:

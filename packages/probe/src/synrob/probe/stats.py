@@ -41,7 +41,7 @@ import numpy as np
 from synrob.perturb.errors import SynrobError
 
 from . import metrics
-from .tasks.base import GoldCorpus, Task
+from .tasks.base import EXCLUDED, GoldCorpus, Task
 from .tasks.structural import DistanceTask, distance_metrics, distance_scores
 
 __all__ = ["SentenceStats", "Resamples", "sentence_stats", "score", "resample_indices",
@@ -135,10 +135,11 @@ def sentence_stats(task: Task, gold: GoldCorpus, preds: list[np.ndarray]
     if control is not None:
         gold, task = control(gold), task.base  # type: ignore[attr-defined]
     ones = np.ones(len(gold))
-    if task.kind == "tag":
-        right = [float(np.sum(np.asarray(p) == t)) for p, t in zip(preds, task.targets(gold),
-                                                                    strict=True)]
-        return {"acc": _ratio(right, gold.lengths), "words_right": _ratio(right, ones)}
+    if task.kind == "tag":  # a word outside the task (EXCLUDED) is neither right nor counted
+        targets = task.targets(gold)
+        right = [float(np.sum(np.asarray(p) == t)) for p, t in zip(preds, targets, strict=True)]
+        counted = [float(np.sum(t != EXCLUDED)) for t in targets]
+        return {"acc": _ratio(right, counted), "words_right": _ratio(right, ones)}
     if task.kind == "select":
         right = [float(int(p) == int(t)) for p, t in zip(preds, task.targets(gold), strict=True)]
         return {"root_acc": _ratio(right, ones)}

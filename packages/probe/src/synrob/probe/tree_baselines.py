@@ -116,12 +116,14 @@ def baseline_predictions(name: str, task: Task, train: GoldCorpus, test: GoldCor
     if name == "path":
         return None
     train_targets = task.targets(train)
-    if task.kind == "tag":
-        overall = Counter(int(t) for sent in train_targets for t in sent).most_common(1)[0][0]
+    if task.kind == "tag":  # words outside the task (EXCLUDED, -2) teach nothing
+        overall = Counter(int(t) for sent in train_targets for t in sent if t >= 0
+                          ).most_common(1)[0][0]
         by_form: dict[str, Counter[int]] = defaultdict(Counter)
         for forms, sent in zip(train.forms, train_targets, strict=True):
             for f, t in zip(forms, sent.tolist(), strict=True):
-                by_form[f.lower()][t] += 1
+                if t >= 0:
+                    by_form[f.lower()][t] += 1
         return [np.array([by_form[f.lower()].most_common(1)[0][0] if f.lower() in by_form
                           else overall for f in forms], dtype=np.int64) for forms in test.forms]
     if task.kind == "select":

@@ -1,8 +1,9 @@
 """Gold annotations of a CoNLL-U file and the probing-task interface.
 
-A :class:`GoldCorpus` holds, for every sentence of a file, the syntactic words' forms, tags and
-heads (read once with :func:`synrob.perturb.corpus.read_conllu`). A :class:`Task` turns it into
-per-sentence targets for a probe, and scores predictions of its kind:
+A :class:`GoldCorpus` holds, for every sentence of a file, the syntactic words' forms, tags,
+heads, relations and features (read once with :func:`synrob.perturb.corpus.read_conllu`). A
+:class:`Task` turns it into per-sentence targets for a probe, and scores predictions of its
+kind:
 
 ============  =====================================  ==================================
 kind          target per sentence of n words         prediction per sentence
@@ -13,12 +14,16 @@ tag           class id per word, int64 (n,)          class id per word (n,)
 select        position of one word, int64 ()         chosen position ()
 sentence      class id of the sentence, int64 ()     class id ()
 ============  =====================================  ==================================
+
+A ``tag`` target is ``-1`` for a label unseen in training (always scored wrong) and
+:data:`EXCLUDED` (``-2``) for a word that is not part of the task (not trained on, not scored).
 """
 
 from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -27,9 +32,14 @@ import numpy as np
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.params import Param, describe_params, parse_params
 
-__all__ = ["GoldCorpus", "Task", "load_gold", "KINDS", "PTB_PUNCT_XPOS", "is_punct", "punct_mask"]
+__all__ = ["GoldCorpus", "Task", "load_gold", "KINDS", "EXCLUDED", "PTB_PUNCT_XPOS", "is_punct",
+           "punct_mask"]
 
 KINDS = ("distance", "depth", "tag", "select", "sentence")
+
+#: The target of a word that is not part of a ``tag`` task (a ``feats`` task's word without the
+#: feature): never trained on, never scored. ``-1`` is a label unseen in training (scored wrong).
+EXCLUDED = -2
 
 #: The Penn Treebank tags Hewitt & Manning's scorer leaves out as punctuation (the list in
 #: ``prims_matrix_to_edges`` and ``get_nopunct_argmin`` of ``structural-probes/reporter.py``).
@@ -52,7 +62,10 @@ def punct_mask(upos: list[str], xpos: list[str]) -> np.ndarray:
 
 @dataclass
 class GoldCorpus:
-    """Gold syntax of one CoNLL-U file, one entry per sentence (syntactic words only)."""
+    """Gold syntax of one CoNLL-U file, one entry per sentence (syntactic words only).
+
+    ``deprel`` and ``feats`` hold the DEPREL and raw FEATS columns (``_`` without features);
+    they are empty lists in a corpus built without them (then no task may read them)."""
 
     path: str
     sent_ids: list[str] = field(default_factory=list)
@@ -60,6 +73,8 @@ class GoldCorpus:
     upos: list[list[str]] = field(default_factory=list)
     xpos: list[list[str]] = field(default_factory=list)
     heads: list[np.ndarray] = field(default_factory=list)  # (n,) int64, 1-based, 0 = root
+    deprel: list[list[str]] = field(default_factory=list)
+    feats: list[list[str]] = field(default_factory=list)
     _distances: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _edges: dict[tuple[int, bool], frozenset[tuple[int, int]]] = field(
         default_factory=dict, repr=False, compare=False)
@@ -122,8 +137,27 @@ class GoldCorpus:
 
     def subset(self, n: int) -> GoldCorpus:
         """The first ``n`` sentences."""
-        return GoldCorpus(self.path, self.sent_ids[:n], self.forms[:n], self.upos[:n],
-                          self.xpos[:n], self.heads[:n])
+        return self.select(range(min(n, len(self))))
+
+    def select(self, idx: Sequence[int] | np.ndarray) -> GoldCorpus:
+        """Sentences ``idx`` (m,), in that order, with every column (fresh caches)."""
+        pick = [int(i) for i in idx]
+
+        def cut(col: list[Any]) -> list[Any]:
+            return [col[i] for i in pick] if col else []
+
+        return GoldCorpus(self.path, cut(self.sent_ids), cut(self.forms), cut(self.upos),
+                          cut(self.xpos), cut(self.heads), cut(self.deprel), cut(self.feats))
+
+    def with_columns(self, **columns: Any) -> GoldCorpus:
+        """A copy with some columns replaced (``upos=...``, ``heads=...``, ...); the copy's
+        distance and edge caches start empty, since new heads change them."""
+        cols = {k: getattr(self, k) for k in ("sent_ids", "forms", "upos", "xpos", "heads",
+                                              "deprel", "feats")}
+        unknown = set(columns) - set(cols)
+        if unknown:
+            raise TypeError(f"unknown GoldCorpus columns: {sorted(unknown)}")
+        return GoldCorpus(self.path, **{**cols, **columns})
 
 
 def load_gold(path: str | os.PathLike[str], limit: int | None = None) -> GoldCorpus:
@@ -158,6 +192,8 @@ def _read_gold(shown: str, limit: int | None) -> GoldCorpus:
         gold.upos.append([w.upos for w in words])
         gold.xpos.append([w.xpos for w in words])
         gold.heads.append(np.fromiter((w.head for w in words), dtype=np.int64, count=len(words)))
+        gold.deprel.append([w.deprel for w in words])
+        gold.feats.append([w.feats for w in words])
     return gold
 
 

@@ -10,8 +10,10 @@ only learn them by memorising types; **selectivity** = task metric - control met
   label distribution (token counts of the training targets). The draw is a pure function of the
   run's seed and the type string (:func:`type_uniform`, a BLAKE2b hash), so the same type gets
   the same label in train, dev and test, and a type unseen in training gets one the same way.
-  The control corpus carries the control label in both tag columns (UPOS and XPOS), which is
-  where the built-in tag task reads it.
+  The control corpus carries the control label where the base task reads its labels (its
+  ``relabel``: both tag columns for ``pos``, DEPREL for ``deprel``, the feature in FEATS for
+  ``feats``; a task without ``relabel``: UPOS and XPOS); the words outside the base task
+  (``feats``' words without the feature) stay outside.
 * ``distance`` / ``depth`` (``distance``, ``parse``, ``depth``): a control tree
   (:func:`control_heads`), built from word types only. Its *anchors* are the sentence's
   non-punctuation words (:meth:`GoldCorpus.punct`; all words when every one is punctuation).
@@ -142,9 +144,11 @@ class ControlTask(Task):
         """``gold`` with control labels (tag) or control heads (structural) in place of gold's."""
         if self.kind == "tag":
             tags = [[self.label_of(f) for f in sent] for sent in gold.forms]
-            return GoldCorpus(gold.path, gold.sent_ids, gold.forms, tags, tags, gold.heads)
+            relabel = getattr(self.base, "relabel", None)
+            return relabel(gold, tags) if relabel is not None else gold.with_columns(
+                upos=tags, xpos=tags)
         heads = [control_heads(sent, self.seed, gold.punct(i)) for i, sent in enumerate(gold.forms)]
-        return GoldCorpus(gold.path, gold.sent_ids, gold.forms, gold.upos, gold.xpos, heads)
+        return gold.with_columns(heads=heads)
 
     def targets(self, gold: GoldCorpus) -> list[np.ndarray]:
         return self.base.targets(self.control_corpus(gold))
@@ -158,7 +162,7 @@ class ControlTask(Task):
 
 def _no_control(name: str) -> str:
     return (f"task {name!r} has no control task; control tasks exist for word-level and "
-            "structural tasks (pos, distance, depth, parse)")
+            "structural tasks (pos, deprel, feats, distance, depth, parse)")
 
 
 def control_task(task: Task, seed: int = 0) -> ControlTask:
