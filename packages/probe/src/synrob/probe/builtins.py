@@ -53,7 +53,7 @@ def synrob_register_probes() -> Sequence[type]:
 
 @hookimpl
 def synrob_register_experiments() -> Sequence[type]:
-    """Return the built-in experiments (robustness, jabberwocky, local-structure, senteval)."""
+    """Return the built-in experiments (robustness, jabberwocky, local-structure, senteval, amnesic)."""
     from .experiments import EXPERIMENTS
 
     return [getattr(importlib.import_module(f"{__package__}.experiments.{mod}"), cls)

@@ -20,4 +20,5 @@ EXPERIMENTS: tuple[tuple[str, str], ...] = (
     ("local_structure.experiment", "LocalStructure"),
     ("jabberwocky.experiment", "JabberwockyExperiment"),
     ("senteval.experiment", "SentEvalExperiment"),
+    ("amnesic.experiment", "AmnesicExperiment"),
 )

@@ -1,0 +1,205 @@
+"""One run of ``amnesic``: a layer's amnesic probing, erasure inside the LM, counterfactual.
+
+Each step returns rows (flat dicts, one number under ``value``): ``section`` says which step
+(``probe``, ``behaviour``, ``damage``, ``counterfactual``), ``condition`` which representation
+(``before``/``leace``/``random`` for probes, ``clean``/``erased``/``random`` inside the model,
+``clean``/``counterfactual``/``random`` for the intervention), ``ci_low``/``ci_high`` the 95 %
+interval; a difference row (``contrast``: e.g. ``leace-before``) also has ``p_value``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from synrob.perturb.errors import SynrobError
+
+from ..base import Row
+
+__all__ = ["count_pairs", "layer_rows", "amnesic_rows", "behaviour_rows",
+           "counterfactual_rows"]
+
+
+def count_pairs(path: str) -> int:
+    """Sentences of a pairs file that carry a ``# synrob.agreement`` comment."""
+    with open(path, encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.startswith("# synrob.agreement"))
+
+
+def _tasks(key: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
+    """The erased task, the ``also`` tasks by their spec, and the linear probe (standardize:
+    an affine preprocessing keeps LEACE's guarantee, docs/erasure.md)."""
+    from synrob.perturb.params import parse_assignments
+    from synrob.perturb.plugins import get_registry
+
+    reg = get_registry()
+    cls = reg.get("task", key["task"])
+    task = cls(feature=key["feature"]) if key["task"] == "feats" else cls()
+    also = {}
+    for item in (x.strip() for x in str(key["also"]).split(",")):
+        if item:
+            name, _, params = item.partition(":")
+            also[item] = reg.get("task", name)(**parse_assignments(
+                [p for p in params.split(":") if p]))
+    return task, also, reg.get("probe", "linear")(normalize="standardize")
+
+
+def _meta(key: Mapping[str, Any], task: Any, seed: int, lang: str) -> dict[str, Any]:
+    """The eraser's provenance, as ``synrob erase`` writes it."""
+    from synrob.probe import __version__
+    from synrob.probe.cache import corpus_hash
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    return {"encoder": key["model"], "encoder_params": {},
+            "encoder_identity": resolve_encoder(key["model"], {}).identity(),
+            "layer": key["layer"], "task": task.name, "task_params": dict(task.options),
+            "control": False, "seed": seed, "train": key["train"],
+            "train_sha256": corpus_hash(key["train"]), "lang": lang,
+            "synrob_version": __version__}
+
+
+def _row(base: Mapping[str, Any], section: str, metric: str, value: float, *,
+         condition: str = "", contrast: str = "", ci: Any = None, p: Any = None,
+         **extra: Any) -> Row:
+    lo, hi = (ci if ci is not None else (float("nan"), float("nan")))
+    row = {**base, "section": section, "metric": metric, "condition": condition,
+           "contrast": contrast, "value": float(value), "ci_low": float(lo),
+           "ci_high": float(hi), **extra}
+    if p is not None:
+        row["p_value"] = float(p)
+    return row
+
+
+def amnesic_rows(key: Mapping[str, Any], base: Mapping[str, Any], *, seed: int, device: str,
+                 lang: str) -> tuple[list[Row], Any]:
+    """Probe accuracy before / after LEACE / after random erasure for the erased task and
+    the ``also`` tasks, the majority rate, and the paired differences; and the run (its
+    erasers)."""
+    from synrob.probe.erasure.amnesic import run_amnesic
+    from synrob.probe.probing import encoder_features
+
+    task, also, probe = _tasks(key)
+    features = encoder_features(key["model"], device=device, layers=key["encoded_layers"])
+    run = run_amnesic(task=task, probe=probe, features=features, layer=key["layer"],
+                      train=key["train"], dev=key["dev"], test=key["test"], also=also,
+                      seed=seed, device=device, meta=_meta(key, task, seed, lang))
+    rows: list[Row] = []
+    n_boot = int(key["bootstrap"])
+    named = [(f"{task.name}:{key['feature']}" if key["task"] == "feats" else task.name,
+              run.erased, True), *((name, r, False) for name, r in run.also.items())]
+    for name, result, erased in named:
+        s = result.summary(n_boot, seed)
+        common = {**base, "task": name, "erased_task": erased, "test_words": s["test_words"]}
+        rows.append(_row(common, "probe", "majority", s["majority"], condition="majority"))
+        for cond, field in (("before", "accuracy_before"), ("leace", "accuracy_after"),
+                            ("random", "accuracy_random")):
+            rows.append(_row(common, "probe", "accuracy", s[field], condition=cond))
+        for diff in ("drop_leace", "drop_random", "leace_vs_random"):
+            if diff in s:
+                d = s[diff]
+                rows.append(_row(common, "probe", "accuracy", d["value"], contrast=diff,
+                                 ci=d["ci95"], p=d["p_value"]))
+    rank = int(run.eraser.meta.get("rank", run.eraser.rank))
+    rows.append(_row(base, "probe", "rank", rank, task=named[0][0]))
+    return rows, run
+
+
+def _lm(key: Mapping[str, Any], run: Any, device: str) -> tuple[Any, int]:
+    from synrob.perturb.lm import load_lm
+    from synrob.probe.erasure.inside import check_lm_eraser
+
+    lm = load_lm(key["model"], device=device)
+    layer = check_lm_eraser(run.eraser, f"layer {key['layer']}", lm_spec=key["model"], lm=lm,
+                            layer=int(key["layer"]))
+    return lm, layer
+
+
+def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run: Any,
+                   layer: int, *, seed: int) -> list[Row]:
+    """Agreement accuracy on the minimal pairs and damage (per-token log-likelihood of the
+    originals), clean / LEACE inside the model / random control, with paired changes."""
+    from synrob.probe.behaviour import pair_sentences, score_pairs, split_unchanged
+    from synrob.probe.erasure.inside import erasing, erasure_summary
+
+    pairs, _ = pair_sentences(key["test"], key["pairs"])
+    limit = int(key["pair_limit"]) or None
+    kept, _ = split_unchanged(pairs[:limit])
+    if not kept:
+        raise SynrobError(f"{key['pairs']}: no agreement pair to score")
+    scores = {}
+    for name, eraser in (("clean", None), ("erased", run.eraser), ("random", run.control)):
+        with erasing(lm, eraser, layer):
+            scores[name] = score_pairs(lm, kept, batch_size=int(key["batch_size"]))
+    s = erasure_summary(scores, n_boot=int(key["bootstrap"]), seed=seed)
+    common = {**base, "pairs": len(kept), "sources": s["sources"]}
+    rows = []
+    for cond in ("clean", "erased", "random"):
+        c = s[cond]
+        rows.append(_row(common, "behaviour", "agreement_accuracy", c["accuracy"],
+                         condition=cond, ci=c.get("accuracy_ci95")))
+        rows.append(_row(common, "damage", "loglik_per_token", c["loglik_per_token"],
+                         condition=cond))
+    for cond, into in (("erased", s["erased"]), ("random", s["random"]),
+                       ("erased_vs_random", s.get("erased_vs_random"))):
+        if not into:
+            continue
+        contrast = "erased-random" if cond == "erased_vs_random" else f"{cond}-clean"
+        for metric, field, section in (("agreement_accuracy", "accuracy_change", "behaviour"),
+                                       ("loglik_per_token", "loglik_change", "damage")):
+            d = into[field]
+            rows.append(_row(common, section, metric, d["value"], contrast=contrast,
+                             ci=d["ci95"], p=d["p_value"]))
+    return rows
+
+
+def counterfactual_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run: Any,
+                        layer: int, *, seed: int) -> list[Row]:
+    """Flip rate and log-odds shift of the counterfactual intervention on the subject against
+    a random direction of the same size, with the paired lead."""
+    from synrob.probe.erasure.counterfactual import (
+        agreement_pairs,
+        counterfactual_scores,
+        flip_summary,
+        subject_first,
+    )
+
+    pairs, _ = agreement_pairs(key["test"], key["pairs"])
+    limit = int(key["pair_limit"]) or None
+    kept, after = subject_first(pairs[:limit])
+    if not kept:
+        return []
+    scores = counterfactual_scores(lm, kept, run.eraser, layer, seed=seed,
+                                   batch_size=int(key["batch_size"]))
+    s = flip_summary(scores, n_boot=int(key["bootstrap"]), seed=seed)
+    common = {**base, "pairs": s["pairs"], "sources": s["sources"],
+              "subject_after_target": after, "clean_prefers_original": s["clean_prefers_original"]}
+    rows = [_row(common, "counterfactual", "agreement_accuracy", s["clean"]["accuracy"],
+                 condition="clean", ci=s["clean"]["accuracy_ci95"])]
+    for cond in ("counterfactual", "random"):
+        c = s[cond]
+        rows.append(_row(common, "counterfactual", "agreement_accuracy", c["accuracy"],
+                         condition=cond, ci=c["accuracy_ci95"]))
+        rows.append(_row(common, "counterfactual", "flip_rate", c["flip_rate"],
+                         condition=cond, ci=c["flip_rate_ci95"]))
+        rows.append(_row(common, "counterfactual", "shift", c["shift"], condition=cond,
+                         ci=c["shift_ci95"]))
+    lead = s.get("counterfactual_vs_random", {})
+    for metric in ("flip_rate", "shift"):
+        if metric in lead:
+            d = lead[metric]
+            rows.append(_row(common, "counterfactual", metric, d["value"],
+                             contrast="counterfactual-random", ci=d["ci95"], p=d["p_value"]))
+    return rows
+
+
+def layer_rows(key: Mapping[str, Any], *, seed: int, device: str, lang: str) -> list[Row]:
+    """Every row of one layer (see the module docstring)."""
+    from synrob.perturb.device import resolve_device
+
+    device = resolve_device(device)
+    base = {"model": key["model"], "layer": int(key["layer"])}
+    rows, run = amnesic_rows(key, base, seed=seed, device=device, lang=lang)
+    lm, layer = _lm(key, run, device)
+    rows += behaviour_rows(key, base, lm, run, layer, seed=seed)
+    rows += counterfactual_rows(key, base, lm, run, layer, seed=seed)
+    return rows
