@@ -30,7 +30,8 @@ _Json = Annotated[bool, typer.Option("--json", help="JSON lines: one per scored 
 _Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the source "
                                          "sentences, each with all its pairs, for the 95% "
                                          "interval of the accuracy (0: none).")]
-_Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")]
+_Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling (and, with --erase, of the "
+                                      "built random control and the random directions).")]
 _Device = Annotated[str, typer.Option(help=DEVICE_HELP)]
 _Dtype = Annotated[str, typer.Option("--dtype", help="Dtype the LM computes in: auto (bfloat16 "
                                      "on native-bf16 hardware for a bf16-checked model, else "
@@ -39,6 +40,28 @@ _BatchSize = Annotated[int, typer.Option(help="Sentences (masked LMs: masked cop
                                          "forward pass.")]
 _Limit = Annotated[int | None, typer.Option(help="Score only the first N aligned pairs "
                                             "(unchanged ones included in the N).")]
+_ERASURE = "Erasure inside the LM"
+_Erase = Annotated[str | None, typer.Option(
+    "--erase", metavar="FILE", rich_help_panel=_ERASURE,
+    help="An eraser (synrob erase -o FILE, fitted on this causal LM's states) applied at its "
+    "layer during the forward pass, to every token but the start token: scores each pair "
+    "clean, erased and random-erased, with the accuracy changes and the damage (change in "
+    "per-token log-likelihood of the original sentences), paired bootstrap intervals.")]
+_EraseRandom = Annotated[str | None, typer.Option(
+    "--erase-random", metavar="FILE", rich_help_panel=_ERASURE,
+    help="The random-control eraser (kind random). Default: NAME.random.safetensors beside "
+    "the --erase file (what synrob erase -o writes) when it exists, else a random subspace "
+    "of the eraser's rank seeded by --seed.")]
+_Layer = Annotated[int | None, typer.Option(
+    "--layer", rich_help_panel=_ERASURE,
+    help="The layer to intervene at (the encoders' numbering: 0 = embeddings); default and "
+    "only accepted value: the eraser's own.")]
+_Counterfactual = Annotated[bool, typer.Option(
+    "--counterfactual", rich_help_panel=_ERASURE,
+    help="With --erase on agreement pairs (synrob perturb --kind agreement): move the "
+    "subject's token states to the other class along the eraser's subspace (AlterRep) and "
+    "report how often the preferred verb form flips, against a random direction of the same "
+    "size per token (seeded by --seed).")]
 
 
 def _one_file(spec: str) -> str:
@@ -62,14 +85,15 @@ def _check_options(bootstrap: int, batch_size: int, limit: int | None) -> None:
         raise ParameterError(f"--limit must be at least 1, not {limit}")
 
 
-def _score_all(lm: Any, pairs: list[SentencePair], batch_size: int) -> list[PairScore]:
+def _score_all(lm: Any, pairs: list[SentencePair], batch_size: int, label: str = ""
+               ) -> list[PairScore]:
     from synrob.probe.behaviour import score_pairs
 
     from ..output import progress
 
     chunks = [pairs[i:i + _CHUNK] for i in range(0, len(pairs), _CHUNK)]
     scores: list[PairScore] = []
-    for chunk in progress(chunks, f"scoring {len(pairs)} pairs", total=len(chunks)):
+    for chunk in progress(chunks, f"{label}scoring {len(pairs)} pairs", total=len(chunks)):
         scores.extend(score_pairs(lm, chunk, batch_size=batch_size))
     return scores
 
@@ -99,7 +123,9 @@ def _print_summary(s: dict[str, Any]) -> None:
 
 def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_json: _Json = False,
           bootstrap: _Bootstrap = 1000, seed: _Seed = 0, device: _Device = "auto",
-          batch_size: _BatchSize = 32, limit: _Limit = None, dtype: _Dtype = "auto") -> None:
+          batch_size: _BatchSize = 32, limit: _Limit = None, dtype: _Dtype = "auto",
+          erase: _Erase = None, erase_random: _EraseRandom = None, layer: _Layer = None,
+          counterfactual: _Counterfactual = False) -> None:
     """Does the LM prefer the original? Score aligned ORIGINAL/PERTURBED sentence pairs.
 
     Pairs are aligned by the synrob.source comments of PERTURBED (else by position). Each side
@@ -108,6 +134,10 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     strictly higher (ties do not count). Pairs with identical texts (unchanged by the
     perturber) are skipped and counted. The accuracy's 95% interval is a seeded percentile
     bootstrap over the source sentences, each resampled with all its pairs.
+
+    With --erase FILE (a causal LM), each pair is also scored with the eraser applied inside
+    the LM at its layer and with a random eraser of the same rank; with --counterfactual,
+    agreement pairs are scored with the subject moved to the other class (docs/erasure.md).
     """
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
@@ -119,6 +149,13 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     device = check_device(device)  # a missing or invalid device fails before any work
     check_dtype(dtype)
     _check_options(bootstrap, batch_size, limit)
+    if erase is not None or erase_random is not None or layer is not None or counterfactual:
+        from .score_erasure import ErasureOptions, score_with_eraser
+
+        score_with_eraser(ErasureOptions(
+            original, perturbed, lm, erase, erase_random, layer, counterfactual, as_json,
+            bootstrap, seed, device, batch_size, limit, dtype))
+        return
     pairs, how = pair_sentences(_one_file(original), _one_file(perturbed))
     kept, skipped = split_unchanged(pairs[:limit] if limit is not None else pairs)
     loaded = load_lm(lm, device=device, dtype=dtype)
