@@ -63,6 +63,9 @@ class AmnesicExperiment(Experiment):
               "was lost): NAME or NAME:key=value, comma-separated"),
         Param("train_sentences", int, 0, "fit erasers and probes on the first N training "
               "sentences (0 = all)"),
+        Param("dev_sentences", int, 0, "use the first N dev sentences (0 = all)"),
+        Param("test_sentences", int, 0, "use the first N test sentences, for the probes and "
+              "the agreement pairs (0 = all)"),
         Param("pairs_lexicon", str, "train", "where agreement forms are attested beside the "
               "test file: train (the training file), none, or CoNLL-U specs"),
         Param("direction", str, "both", "which agreement flips are made: both, to_plur or "
@@ -76,7 +79,8 @@ class AmnesicExperiment(Experiment):
         "sample": {"train": "sample:en_ewt:train", "dev": "sample:en_ewt:dev",
                    "test": "sample:en_ewt:test", "layers": "12", "train_sentences": 400,
                    "pair_limit": 60, "bootstrap": 200},
-        "demo": {"layers": "6,12,18,24", "train_sentences": 2000, "pair_limit": 150},
+        "demo": {"layers": "6,12,18,24", "train_sentences": 2000, "dev_sentences": 500,
+                 "test_sentences": 1000, "pair_limit": 120},
     }
 
     def _check(self) -> None:
@@ -93,15 +97,15 @@ class AmnesicExperiment(Experiment):
                                  "not integers") from None
 
     # ------------------------------------------------------------------ data
-    def _train_file(self, ctx: Context) -> str:
-        """The training file, or its first ``train_sentences`` sentences under ``data/``."""
+    def _first(self, split: str, ctx: Context) -> str:
+        """The ``split`` file, or its first ``{split}_sentences`` sentences under ``data/``."""
         from synrob.perturb.atomic import atomic_open
         from synrob.perturb.pipeline import read_blocks
 
         from ..data import content_hash, resolve_one
 
-        src = resolve_one(self.options["train"])
-        n = int(self.options["train_sentences"])
+        src = resolve_one(self.options[split])
+        n = int(self.options[f"{split}_sentences"])
         if n <= 0:
             return str(src)
         out = ctx.data_dir / f"{src.stem}.first{n}.{content_hash(src)[:12]}.conllu"
@@ -120,16 +124,14 @@ class AmnesicExperiment(Experiment):
     def _pairs_file(self, ctx: Context) -> Path:
         from ..data import perturbed_file
 
+        test = self._first("test", ctx)
         params = {"direction": self.options["direction"],
                   **({"lexicon": self._lexicon()} if self._lexicon() else {})}
-        return perturbed_file(self.options["test"], "agreement", params, seed=ctx.seed,
+        return perturbed_file(test, "agreement", params, seed=ctx.seed,
                               dest=ctx.data_dir, lang=ctx.lang)
 
     def _paths(self, ctx: Context) -> dict[str, str]:
-        from ..data import resolve_one
-
-        return {"train": self._train_file(ctx), "dev": str(resolve_one(self.options["dev"])),
-                "test": str(resolve_one(self.options["test"])),
+        return {**{s: self._first(s, ctx) for s in ("train", "dev", "test")},
                 "pairs": str(self._pairs_file(ctx))}
 
     # ------------------------------------------------------------------ protocol
