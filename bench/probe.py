@@ -8,6 +8,15 @@ same representations and rank, default regimen, 2 CPU cores): 145 s, 1.43 GB pea
 (no punctuation), DSpr 0.775.
 
     python bench/probe.py [--device cpu|cuda] [--train-sentences 4000] [--rank 128] [--layer 3]
+                          [--no-fused-layers]
+
+Then (unless ``--no-fused-layers``) the same probe on all 7 MiniLM layers through
+``run_probe``, once one layer after the other (``fuse=False``) and once all layers in one pass
+(``fuse=True``, :func:`synrob.probe.training.fit_layers`), each saved to a scratch directory:
+``fused_layers_speedup`` is the one-by-one wall time over the fused one (training plus dev and
+test scoring of every layer, the same work in both), ``fused_layers_train_speedup`` the same for
+training alone, and ``fused_layers_identical`` says whether every layer's dev and test metrics,
+training log (but its seconds) and saved weights (``probe.safetensors``, bytes) are equal.
 
 Prints ``name: value`` lines.
 """
@@ -28,12 +37,53 @@ EWT = Path(os.environ.get("SYNROB_EWT_DIR",
                           Path(__file__).resolve().parents[2] / "shared" / "data" / "ud" / "en_ewt"))
 
 
-def prepare(paths: list[str], layer: int) -> None:
+def prepare(paths: list[str], layer: int | str) -> None:
     """Fill the representation cache (run in a child process: the encoder's memory stays there)."""
     from synrob.probe.representations import encode_corpus
 
     for p in paths:
-        encode_corpus("minilm", p, layers=[layer], device="cpu")
+        encode_corpus("minilm", p, layers=layer if layer == "all" else [int(layer)], device="cpu")
+
+
+def fused_layers(train: Path, dev: Path, test: Path, rank: int, seed: int, device: str,
+                 work: Path) -> list[tuple[str, object]]:
+    """All MiniLM layers one by one, then in one pass: times and whether the results agree."""
+    import json
+
+    from synrob.probe.probes import StructuralProbe
+    from synrob.probe.probing import encoder_features, run_probe
+    from synrob.probe.tasks import DistanceTask
+
+    source = encoder_features("minilm", device="cpu", layers="all")
+    layers = source.layers(str(train))  # type: ignore[attr-defined]
+    for p in (train, dev, test):  # load every layer once before timing
+        for layer in layers:
+            source(str(p), layer)
+    out, runs = {}, {}
+    for fuse in (False, True):
+        save = work / f"layers-fuse-{fuse}"
+        t0 = time.perf_counter()
+        run = run_probe(encoder="minilm", task=DistanceTask(), probe=StructuralProbe(rank=rank),
+                        layers=layers, tests=[str(dev), str(test)], features=source,
+                        train=str(train), dev=str(dev), seed=seed, device=device, save=save,
+                        baselines=False, fuse=fuse)
+        out[fuse] = time.perf_counter() - t0
+        logs = [r.log for r in run.layers]
+        train_s = (max(g.seconds for g in logs) if fuse else sum(g.seconds for g in logs))
+        weights = {p.parent.name: p.read_bytes() for p in save.glob("layer-*/probe.safetensors")}
+        runs[fuse] = (train_s, [(r.layer, r.results, r.dev, {**r.log.as_dict(), "seconds": 0})
+                                for r in run.layers], weights)
+    same = runs[False][1:] == runs[True][1:]
+    best = max(runs[True][1], key=lambda r: r[2]["uuas"])
+    return [("fused_layers", len(layers)), ("separate_layers_seconds", out[False]),
+            ("fused_layers_seconds", out[True]),
+            ("fused_layers_speedup", out[False] / out[True]),
+            ("separate_layers_train_seconds", runs[False][0]),
+            ("fused_layers_train_seconds", runs[True][0]),
+            ("fused_layers_train_speedup", runs[False][0] / runs[True][0]),
+            ("fused_layers_identical", "yes" if same else "no"),
+            ("fused_layers_best", f"layer {best[0]} dev uuas {best[2]['uuas']:.4f} "
+                                  f"epochs {json.dumps([len(r[3]['dev_loss']) for r in runs[True][1]])}")]
 
 
 def main() -> None:
@@ -45,10 +95,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workdir", default=None, help="where the train slice is written")
+    ap.add_argument("--no-fused-layers", action="store_true",
+                    help="skip the all-layers comparison (fused_layers_speedup)")
     ap.add_argument("--prepare", nargs="+", help=argparse.SUPPRESS)
+    ap.add_argument("--prepare-layers", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.prepare:
-        prepare(args.prepare, args.layer)
+        prepare(args.prepare, args.prepare_layers or args.layer)
         return
 
     from synrob.perturb.corpus import read_conllu, write_conllu
@@ -91,6 +144,12 @@ def main() -> None:
         ("peak_rss_mb", peak), ("device", args.device), ("threads", args.threads),
     ]:
         print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}")
+    if args.no_fused_layers:
+        return
+    subprocess.run([sys.executable, __file__, "--prepare-layers", "all", "--prepare",
+                    str(train), str(dev), str(test)], check=True)
+    for name, value in fused_layers(train, dev, test, args.rank, args.seed, args.device, work):
+        print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}", flush=True)
 
 
 if __name__ == "__main__":

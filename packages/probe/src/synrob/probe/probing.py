@@ -22,15 +22,19 @@ from . import normalize
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
 from .stats import score
 from .tasks.base import GoldCorpus, Task, load_gold
-from .training import Features, TrainLog, fit, make_batches, predict
+from .training import Features, TrainLog, fit, fit_layers, make_batches, make_layer_batches, predict
 from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
-           "train_probe", "predict_probe", "evaluate_probe", "run_probe", "evaluate_baselines",
+           "train_probe", "train_probes", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe", "run_probe", "evaluate_baselines",
            "SavedSetup", "read_saved", "check_saved"]
 
 #: ``(conllu path, layer) -> Features`` for that file's syntactic words.
 FeatureSource = Callable[[str, int], Features]
+
+#: ``run_probe(fuse=True)`` trains at most this many bytes of stacked train + dev vectors at
+#: once (float32): more layers train in several groups (MiniLM on all of EWT: 7 x 352 MB).
+FUSE_MAX_BYTES = 3 * 2**30
 
 
 @dataclass
@@ -141,6 +145,54 @@ def train_probe(task: Task, probe: Probe, train: tuple[Features, GoldCorpus],
     return normalize.attach(module, norm), log
 
 
+def train_probes(task: Task, probe: Probe, train: tuple[Sequence[Features], GoldCorpus],
+                 dev: tuple[Sequence[Features], GoldCorpus], *, seed: int = 0,
+                 device: str = "cpu") -> list[tuple[Any, TrainLog]]:
+    """:func:`train_probe` on each layer of ``train`` and ``dev`` (one Features per layer, the
+    same sentences), all layers trained together by :func:`synrob.probe.training.fit_layers`:
+    each layer's module, normalisation and log are those :func:`train_probe` gives on that
+    layer alone. ``probe.can_fuse(task.kind)`` must hold. The sequences may be lazy (each
+    layer's vectors are read, normalised and stacked one after the other)."""
+    import torch
+
+    probe.check_kind(task.kind, task.name)
+    if not probe.can_fuse(task.kind):
+        raise SynrobError(f"probe {probe.name!r} cannot train the layers of a {task.kind} "
+                          f"task together")
+    device = resolve_device(device)
+    bs = probe.options["batch_size"]
+    n = len(train[0])
+    norms: list[normalize.WordNorm] = []
+    dims: list[int] = []
+
+    def normalised_train() -> Any:
+        for feats in train[0]:
+            check_alignment(feats, train[1])
+            norms.append(normalize.fit_norm(feats, probe.options["normalize"]))
+            dims.append(feats.dim)
+            yield norms[-1].apply(feats)
+
+    def normalised_dev() -> Any:
+        for feats, norm in zip(dev[0], norms, strict=True):
+            check_alignment(feats, dev[1])
+            yield norm.apply(feats)
+
+    pooling = task.options.get("pooling", "mean")
+    train_set = make_layer_batches(normalised_train(), task.kind, task.targets(train[1]),
+                                   batch_size=bs, heads=train[1].heads, pooling=pooling,
+                                   device=device, n_layers=n)
+    dev_set = make_layer_batches(normalised_dev(), task.kind, task.targets(dev[1]),
+                                 batch_size=bs, heads=dev[1].heads, pooling=pooling,
+                                 device=device, n_layers=n)
+    modules = []
+    for dim in dims:  # each layer's initial weights: train_probe's draw with this seed
+        torch.manual_seed(seed)
+        modules.append(probe.build(dim, task.n_classes, task.kind).to(device))
+    logs = fit_layers(probe, modules, train_set, dev_set, seed=seed)
+    return [(normalize.attach(m, norm), log) for m, norm, log in zip(modules, norms, logs,
+                                                                     strict=True)]
+
+
 def predict_probe(task: Task, probe: Probe, module: Any, feats: Features, gold: GoldCorpus,
                   device: str = "cpu") -> list[np.ndarray]:
     """Per-sentence predictions of a trained module on one file (its word normalisation
@@ -187,7 +239,8 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
               baselines: bool = True,
               encoder_params: dict[str, Any] | None = None,
               encoder_identity: dict[str, Any] | None = None,
-              on_layer: Callable[[LayerResult], None] | None = None) -> ProbeRun:
+              on_layer: Callable[[LayerResult], None] | None = None,
+              fuse: bool = True) -> ProbeRun:
     """Train (or load) a probe for each layer and evaluate every test file and the baselines.
 
     With ``load``, the saved probe(s) are evaluated as they are (``DIR`` holds ``probe.json`` or
@@ -197,6 +250,9 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     to ``DIR``, several to ``DIR/layer-L``, with ``encoder_params`` and ``encoder_identity``
     (what :func:`check_saved` compares on load). With ``keep_stats``, each test file's
     per-sentence statistics are kept in :attr:`LayerResult.stats` (for the bootstrap).
+    With ``fuse`` (the default), several layers of a probe that can (``probe.can_fuse``) train
+    together (:func:`train_probes`, in groups of at most :data:`FUSE_MAX_BYTES` of vectors);
+    each layer's results are those of training it alone, which ``fuse=False`` does.
     """
     t0 = time.perf_counter()
     golds = {t: load_gold(t) for t in tests}
@@ -207,6 +263,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             raise SynrobError("training a probe needs --train and --dev (or --load a saved one)")
         task.fit(train_gold)
     results: list[LayerResult] = []
+    fused: dict[int, tuple[Any, TrainLog, int]] = {}
     for layer in layers:
         log = None
         if load is not None:
@@ -216,10 +273,17 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             dev_metrics = dict(saved.meta.get("dev", {}))
         else:
             assert train_gold is not None and dev_gold is not None and train and dev
-            train_feats = features(train, layer)
-            dim = train_feats.dim
-            module, log = train_probe(task, probe, (train_feats, train_gold),
-                                      (features(dev, layer), dev_gold), seed=seed, device=device)
+            if fuse and layer not in fused and len(layers) > 1 and probe.can_fuse(task.kind):
+                fused = _train_group(task, probe, features, layers, layer, train, dev,
+                                     train_gold, dev_gold, seed, device)
+            if layer in fused:
+                module, log, dim = fused.pop(layer)
+            else:
+                train_feats = features(train, layer)
+                dim = train_feats.dim
+                module, log = train_probe(task, probe, (train_feats, train_gold),
+                                          (features(dev, layer), dev_gold), seed=seed,
+                                          device=device)
             _warn_massive(encoder, layer, normalize.of(module))
             dev_metrics, _ = evaluate_probe(task, probe, module, features(dev, layer), dev_gold,
                                             device)
@@ -248,6 +312,37 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             if baselines and train_gold else {})
     return ProbeRun(encoder, task, probe, seed, results, base, golds, time.perf_counter() - t0,
                     base_stats)
+
+
+class _LayerFeatures(Sequence[Features]):
+    """The Features of ``layers`` of one file, read from ``source`` when indexed."""
+
+    def __init__(self, source: FeatureSource, path: str, layers: Sequence[int]) -> None:
+        self.source, self.path, self.layers = source, path, list(layers)
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.source(self.path, self.layers[i])
+
+
+def _train_group(task: Task, probe: Probe, features: FeatureSource, layers: Sequence[int],
+                 first: int, train: str, dev: str, train_gold: GoldCorpus, dev_gold: GoldCorpus,
+                 seed: int, device: str) -> dict[int, tuple[Any, TrainLog, int]]:
+    """Train ``first`` and the layers after it together (:func:`train_probes`), as many as
+    :data:`FUSE_MAX_BYTES` allows (groups of near-equal size): layer -> (module, log, dim)."""
+    layers = list(layers)
+    dim = features(train, first).dim
+    per_layer = 4 * dim * (int(train_gold.lengths.sum()) + int(dev_gold.lengths.sum()) + 2)
+    n_groups = -(-len(layers) // max(1, FUSE_MAX_BYTES // max(per_layer, 1)))
+    group = layers[layers.index(first):][:-(-len(layers) // n_groups)]
+    if len(group) == 1:
+        return {}
+    trained = train_probes(task, probe, (_LayerFeatures(features, train, group), train_gold),
+                           (_LayerFeatures(features, dev, group), dev_gold), seed=seed,
+                           device=device)
+    return {layer: (module, log, dim) for layer, (module, log) in zip(group, trained, strict=True)}
 
 
 def _warn_massive(encoder: str, layer: int, norm: normalize.WordNorm | None) -> None:

@@ -4,6 +4,12 @@ decay on plateau, early stopping on the dev loss, deterministic given a seed.
 Representations travel as one float32 matrix ``(total_words, dim)`` plus sentence offsets
 ``(n_sentences + 1,)``; a batch holds only indices into it ``(b, max_len)`` (padding points to
 an extra zero row), so words are never copied per epoch.
+
+:func:`fit_layers` trains the probes of several layers (same task, same probe, same sentences)
+as one batched computation: the batches index a stacked table ``(n_layers, rows + 1, dim)``,
+the probe's :meth:`~synrob.probe.probes.base.Probe.fused_loss` gives one loss per layer, and
+each layer keeps its own Adam, learning-rate schedule and early stopping, so each layer's
+result equals :func:`fit`'s on that layer alone (tests/probe/test_fused.py).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +28,8 @@ if TYPE_CHECKING:
 
     from .probes.base import Probe
 
-__all__ = ["Features", "Batch", "BatchSet", "make_batches", "fit", "predict", "TrainLog"]
+__all__ = ["Features", "Batch", "BatchSet", "LayerBatches", "make_batches", "make_layer_batches",
+           "fit", "fit_layers", "predict", "TrainLog"]
 
 
 @dataclass
@@ -105,12 +112,7 @@ def make_batches(features: Features, kind: str, targets: Sequence[np.ndarray] | 
     n = features.n_sentences
     lengths = features.lengths
     order = np.argsort(lengths, kind="stable")
-    if kind == "sentence":
-        table = torch.from_numpy(features.pooled(pooling)).to(device)
-    else:
-        mat = np.asarray(features.matrix, dtype=np.float32)
-        table = torch.cat([torch.from_numpy(np.ascontiguousarray(mat)),
-                           torch.zeros(1, features.dim)]).to(device)
+    table = _table(features, kind, pooling).to(device)
     pad_row = int(features.offsets[-1])
     batches = []
     for start in range(0, n, batch_size):
@@ -136,6 +138,72 @@ def make_batches(features: Features, kind: str, targets: Sequence[np.ndarray] | 
             heads=[heads[s] for s in ids] if heads is not None else [],
         ))
     return BatchSet(table, batches, n)
+
+
+def _table(features: Features, kind: str, pooling: str) -> torch.Tensor:
+    """The rows a batch indexes: pooled sentences (n_sentences, dim), or the words plus one
+    zero row for padding (total_words + 1, dim)."""
+    import torch
+
+    if kind == "sentence":
+        return torch.from_numpy(features.pooled(pooling))
+    mat = np.asarray(features.matrix, dtype=np.float32)
+    return torch.cat([torch.from_numpy(np.ascontiguousarray(mat)), torch.zeros(1, features.dim)])
+
+
+@dataclass
+class LayerBatches:
+    """Several layers' vectors of one corpus and the batches (one list, as
+    :func:`make_batches` makes it) that index every layer's table alike.
+
+    ``table`` is (n_layers, rows, dim): layer ``l``'s table of :func:`make_batches` is
+    ``table[l]``.
+    """
+
+    table: torch.Tensor
+    batches: list[Batch]
+    n_sentences: int
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.table.shape[0])
+
+    def x(self, batch: Batch, layers: torch.Tensor) -> torch.Tensor:
+        """Vectors of a batch in the layers ``layers`` (n,) (positions in the stack):
+        (n, b, L, dim), or (n, b, dim) for sentence-level tasks."""
+        shape = (-1,) + (1,) * batch.index.dim()
+        return self.table[layers.view(shape), batch.index.unsqueeze(0)]
+
+    def layer(self, i: int) -> BatchSet:
+        """The :class:`BatchSet` of the ``i``-th layer alone (its table is a view)."""
+        return BatchSet(self.table[i], self.batches, self.n_sentences)
+
+
+def make_layer_batches(layers: Iterable[Features], kind: str,
+                       targets: Sequence[np.ndarray] | None = None, *, batch_size: int = 32,
+                       heads: Sequence[np.ndarray] | None = None, pooling: str = "mean",
+                       device: str = "cpu", n_layers: int | None = None) -> LayerBatches:
+    """:func:`make_batches` for several layers of one corpus (same sentences and lengths, same
+    dim): one list of batches, the layers' tables stacked. ``layers`` may be a generator (with
+    ``n_layers``): each layer is written into the stack as it comes and need not stay loaded."""
+    import torch
+
+    it = iter(layers)
+    n = len(layers) if n_layers is None else n_layers  # type: ignore[arg-type]
+    first_feats = next(it)
+    first = make_batches(first_feats, kind, targets, batch_size=batch_size, heads=heads,
+                         pooling=pooling, device=device)
+    table = torch.empty((n, *first.table.shape), dtype=first.table.dtype, device=device)
+    table[0] = first.table
+    count = 1
+    for f in it:
+        if not np.array_equal(f.offsets, first_feats.offsets) or f.dim != first_feats.dim:
+            raise ValueError("make_layer_batches: the layers' sentences or dims differ")
+        table[count] = _table(f, kind, pooling).to(device)
+        count += 1
+    if count != n:
+        raise ValueError(f"make_layer_batches: {count} layers, expected {n}")
+    return LayerBatches(table, first.batches, first.n_sentences)
 
 
 def _pad_targets(items: list[np.ndarray], kind: str, width: int) -> torch.Tensor:
@@ -237,6 +305,104 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
     module.eval()
     log.seconds = time.perf_counter() - t0
     return log
+
+
+def _dev_losses(probe: Probe, modules: Sequence[torch.nn.Module], data: LayerBatches,
+                layers: torch.Tensor) -> list[float]:
+    """:func:`_dev_loss` of each module, the modules reading the layers ``layers``."""
+    import torch
+
+    totals = [0.0] * len(modules)
+    weight = 0.0
+    with torch.no_grad():
+        for b in data.batches:
+            losses = probe.fused_loss(modules, data.x(b, layers), b).tolist()
+            for j, v in enumerate(losses):
+                totals[j] += v * len(b.ids)
+            weight += len(b.ids)
+    return [t / max(weight, 1.0) for t in totals]
+
+
+def fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBatches,
+               dev: LayerBatches, *, seed: int = 0) -> list[TrainLog]:
+    """:func:`fit` of ``modules[l]`` on layer ``l`` of ``train`` and ``dev``, all layers at once.
+
+    Every step runs the probe's :meth:`~synrob.probe.probes.base.Probe.fused_loss` on the same
+    batch of every layer still training (one batched product instead of one per layer); each
+    layer has its own ``torch.optim.Adam`` and ``ReduceLROnPlateau`` (so its own moments, step
+    and learning rate), its own best epoch and patience; a layer that stops is restored to its
+    best state and leaves the stack. The batch order is :func:`fit`'s (``seed``), and a layer's
+    losses, gradients and updates are those :func:`fit` computes on it alone, so its weights
+    and log are the same (bit for bit with the CPU kernels checked in tests/probe/test_fused.py).
+    ``TrainLog.seconds`` of a layer is the wall time until it stopped (shared by the layers).
+    """
+    import torch
+
+    n = len(modules)
+    if train.n_layers != n or dev.n_layers != n:
+        raise ValueError(f"fit_layers: {n} modules for {train.n_layers} train and "
+                         f"{dev.n_layers} dev layers")
+    opts = probe.options
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    optims = [torch.optim.Adam(m.parameters(), lr=opts["lr"], weight_decay=opts["weight_decay"])
+              for m in modules]
+    scheds = [torch.optim.lr_scheduler.ReduceLROnPlateau(o, mode="min", factor=opts["lr_decay"],
+                                                         patience=0) for o in optims]
+    logs = [TrainLog() for _ in modules]
+    best = [math.inf] * n
+    best_state = [copy.deepcopy(m.state_dict()) for m in modules]
+    stale = [0] * n
+    active = list(range(n))
+    device = train.table.device
+    t0 = time.perf_counter()
+    for epoch in range(opts["epochs"]):
+        if not active:
+            break
+        act = [modules[i] for i in active]
+        index = torch.tensor(active, dtype=torch.long, device=device)
+        for m in act:
+            m.train()
+        totals = [0.0] * len(active)
+        weight = 0.0
+        for k in rng.permutation(len(train.batches)):
+            b = train.batches[k]
+            for i in active:
+                optims[i].zero_grad(set_to_none=True)
+            losses = probe.fused_loss(act, train.x(b, index), b)  # (n_active,)
+            if losses.requires_grad:
+                losses.sum().backward()  # each layer's gradient is its own loss's
+                for i in active:
+                    optims[i].step()
+            for j, v in enumerate(losses.detach().tolist()):
+                totals[j] += v * len(b.ids)
+            weight += len(b.ids)
+        for m in act:
+            m.eval()
+        dev_losses = _dev_losses(probe, act, dev, index)
+        still = []
+        for j, i in enumerate(active):
+            log, dev_loss = logs[i], dev_losses[j]
+            log.train_loss.append(totals[j] / max(weight, 1.0))
+            log.dev_loss.append(dev_loss)
+            log.lr.append(optims[i].param_groups[0]["lr"])
+            if dev_loss < best[i] - 1e-4 * abs(best[i] if math.isfinite(best[i]) else 0.0):
+                best[i], stale[i], log.best_epoch = dev_loss, 0, epoch
+                best_state[i] = copy.deepcopy(modules[i].state_dict())
+            else:
+                stale[i] += 1
+                if stale[i] > opts["patience"]:
+                    log.seconds = time.perf_counter() - t0
+                    continue
+            scheds[i].step(dev_loss)
+            still.append(i)
+        active = still
+    for i, m in enumerate(modules):
+        m.load_state_dict(best_state[i])
+        m.eval()
+        if i in active:
+            logs[i].seconds = time.perf_counter() - t0
+    return logs
 
 
 def predict(probe: Probe, module: torch.nn.Module, data: BatchSet) -> list[np.ndarray]:

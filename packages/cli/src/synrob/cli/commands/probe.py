@@ -183,6 +183,7 @@ _Predictions = Annotated[Path | None, typer.Option(help="Write one JSON line per
 _Baselines = Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 _Lang = Annotated[str | None, typer.Option("--lang", help="Language of the treebanks (ISO code as UD uses it), recorded in --json and --predictions; default: from the first test file's UD file name or '# synrob.lang', else en.", rich_help_panel=_OPTS)]
+_Fuse = Annotated[bool, typer.Option("--fuse/--no-fuse", help="With several layers: train the layers' probes together as one batched module (structural and linear probes; each layer's results are those of training it alone). --no-fuse trains them one after the other.", rich_help_panel=_OPTS)]
 _Plot = Annotated[Path | None, typer.Option("--plot", help="With --layer all: draw the layer curve (task score, control and selectivity with their intervals; MDL compression) into this PNG.")]
 _STATS = "Controls and statistics"
 _Control = Annotated[bool, typer.Option("--control", help="Also train on the task's control task (Hewitt & Liang 2019) and report selectivity (pos, distance, depth, parse).", rich_help_panel=_STATS)]
@@ -327,7 +328,8 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
           seed: _Seed = 0, device: _Device = "auto", save: _Save = None, load: _Load = None,
           predictions: _Predictions = None, baselines: _Baselines = True, as_json: _Json = False,
           control: _Control = False, mdl: _Mdl = False, bootstrap: _Bootstrap = 0,
-          seeds: _Seeds = None, plot: _Plot = None, lang: _Lang = None) -> None:
+          seeds: _Seeds = None, plot: _Plot = None, lang: _Lang = None,
+          fuse: _Fuse = True) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
     from synrob.perturb.device import check_device
     from synrob.perturb.errors import ParameterError
@@ -355,7 +357,7 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
               tests=tests, features=features, train=train_p, dev=dev_p, seed=seed,
               device=device, save=save, load=load, keep_predictions=predictions is not None,
               baselines=baselines, encoder_params=setup.enc_params,
-              encoder_identity=setup.identity, on_layer=_layer_reporter(setup.task))
+              encoder_identity=setup.identity, on_layer=_layer_reporter(setup.task), fuse=fuse)
     opts = AnalysisOptions(control, mdl, bootstrap, _seed_list(seeds))
     run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
     _emit(run, layer == "all", predictions, as_json, language)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -54,6 +55,9 @@ class Probe(ABC):
     kinds: ClassVar[frozenset[str]] = frozenset()
     #: defaults of the training parameters that differ for this probe
     train_defaults: ClassVar[dict[str, Any]] = {}
+    #: task kinds for which :meth:`fused_loss` trains several layers at once
+    #: (:func:`synrob.probe.training.fit_layers`)
+    fused_kinds: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, **params: Any) -> None:
         given = {**self.train_defaults, **params}
@@ -72,6 +76,17 @@ class Probe(ABC):
     @abstractmethod
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Scalar training loss of a batch; ``x`` is (b, L, dim), or (b, dim) for sentences."""
+
+    def can_fuse(self, kind: str) -> bool:
+        """Whether the probes of several layers of a ``kind`` task can train as one batch."""
+        return kind in self.fused_kinds
+
+    def fused_loss(self, modules: Sequence[torch.nn.Module], x: torch.Tensor,
+                   batch: Batch) -> torch.Tensor:
+        """The losses of ``modules[l]`` on layer ``l`` of a batch, shape (n,), from one batched
+        computation; ``x`` is (n, b, L, dim), or (n, b, dim) for sentences. Each entry and its
+        gradient must be what :meth:`loss` gives on that layer alone (``fused_kinds`` only)."""
+        raise NotImplementedError(f"probe {self.name!r} does not train layers together")
 
     @abstractmethod
     def predict(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> list[np.ndarray]:

@@ -4,7 +4,8 @@ probe of La Malfa et al. with linear or ReLU activations."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from synrob.perturb.params import Param
@@ -12,6 +13,8 @@ from synrob.perturb.params import Param
 from .base import TRAIN_PARAMS, Probe
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import torch
 
     from ..training import Batch
@@ -35,19 +38,22 @@ class ClassifierProbe(Probe):
         module.kind = kind  # type: ignore[assignment]
         return module
 
-    def _scores(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
-        """tag: (b, L, C) logits; select: (b, L) scores, padding -inf; sentence: (b, C)."""
-        s = module(x)
+    def _scores(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch,
+                s: torch.Tensor | None = None) -> torch.Tensor:
+        """tag: (b, L, C) logits; select: (b, L) scores, padding -inf; sentence: (b, C).
+        ``s``: the module's outputs on ``x`` when already computed."""
+        s = module(x) if s is None else s
         if module.kind == "select":
             assert batch.mask is not None
             s = s.squeeze(-1).masked_fill(~batch.mask, float("-inf"))
         return s
 
-    def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
+    def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch,
+             s: torch.Tensor | None = None) -> torch.Tensor:
         import torch.nn.functional as F
 
         assert batch.y is not None
-        s = self._scores(module, x, batch)
+        s = self._scores(module, x, batch, s)
         if module.kind == "tag":
             return F.cross_entropy(s.reshape(-1, s.shape[-1]), batch.y.reshape(-1),
                                    ignore_index=-100)
@@ -68,11 +74,55 @@ class LinearProbe(ClassifierProbe):
     summary = "linear classifier (softmax regression)"
     paper = "Alain & Bengio 2017; Belinkov et al. 2017"
     train_defaults = {"lr": 0.003, "batch_size": 32}
+    fused_kinds = frozenset({"tag", "select", "sentence"})
+
+    def fused_loss(self, modules: Sequence[torch.nn.Module], x: torch.Tensor,
+                   batch: Batch) -> torch.Tensor:
+        """:meth:`loss` of each module on its layer: the logits of all layers from one
+        ``baddbmm`` of ``x`` (n, b, [L,] dim) with the stacked weights (n, C, dim); the
+        cross-entropy of each layer as :meth:`loss` takes it. The weight gradient is computed
+        as ``torch.nn.Linear``'s (``grad.T @ x``, :func:`_stacked_linear`), so each layer's
+        loss and gradients are bit-identical to :meth:`loss` on it alone with the CPU kernels
+        (tests/probe/test_fused.py)."""
+        import torch
+
+        n, dim = x.shape[0], x.shape[-1]
+        weight = torch.stack([m[0].weight for m in modules])  # (n, C, dim)
+        bias = torch.stack([m[0].bias for m in modules])  # (n, C)
+        s = _stacked_linear()(x.reshape(n, -1, dim), weight, bias)
+        s = s.reshape(*x.shape[:-1], -1)
+        return torch.stack([self.loss(m, x[i], batch, s[i]) for i, m in enumerate(modules)])
 
     def layers(self, dim: int, out: int) -> list[torch.nn.Module]:
         import torch
 
         return [torch.nn.Linear(dim, out)]
+
+
+@functools.cache
+def _stacked_linear() -> Any:
+    """``torch.nn.Linear`` of n layers in one autograd node: (n, N, dim) x weights (n, C, dim)
+    + biases (n, C) -> (n, N, C), each layer's product and gradients with the very calls
+    ``torch.nn.Linear`` makes (``addmm(bias, x, W.T)``; ``grad.T @ x``, ``grad.sum(0)``): the
+    batched ``baddbmm`` and its backward sum in another order for a few classes."""
+    import torch
+
+    class StackedLinear(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor,
+                    bias: torch.Tensor) -> torch.Tensor:
+            ctx.save_for_backward(x)
+            return torch.stack([torch.addmm(bias[i], x[i], weight[i].t())
+                                for i in range(x.shape[0])])
+
+        @staticmethod
+        def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, torch.Tensor, torch.Tensor]:
+            (x,) = ctx.saved_tensors
+            n = x.shape[0]
+            return (None, torch.stack([grad[i].t().mm(x[i]) for i in range(n)]),
+                    torch.stack([grad[i].sum(0) for i in range(n)]))
+
+    return StackedLinear.apply
 
 
 class MLPProbe(ClassifierProbe):

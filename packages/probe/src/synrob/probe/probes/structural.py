@@ -14,6 +14,8 @@ from synrob.perturb.params import Param
 from .base import TRAIN_PARAMS, Probe
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import torch
 
     from ..training import Batch
@@ -59,6 +61,7 @@ class StructuralProbe(Probe):
     params = (*TRAIN_PARAMS,
               Param("rank", int, 0, "rank k of B (0 = full: the representation size)"))
     train_defaults = {"lr": 0.003, "batch_size": 20}  # 20 sentences as in Hewitt & Manning
+    fused_kinds = frozenset({"distance", "depth"})
 
     def build(self, dim: int, n_classes: int, kind: str) -> torch.nn.Module:
         rank = self.options["rank"] or dim
@@ -74,6 +77,27 @@ class StructuralProbe(Probe):
             return (err.sum((1, 2)) / (n * n)).mean()
         err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
         return (err.sum(1) / n).mean()
+
+    def fused_loss(self, modules: Sequence[torch.nn.Module], x: torch.Tensor,
+                   batch: Batch) -> torch.Tensor:
+        """:meth:`loss` of each module on its layer: ``x`` (n, b, L, dim) times the stacked
+        maps (n, dim, rank) in one ``bmm``, the distances of all n * b sentences in another;
+        each layer's loss and gradient are bit-identical to :meth:`loss` on it alone with the
+        CPU kernels (tests/probe/test_fused.py)."""
+        import torch
+
+        assert batch.mask is not None and batch.y is not None
+        n, b, width, dim = x.shape
+        proj = torch.stack([m.proj for m in modules])  # (n, dim, rank)
+        t = torch.bmm(x.reshape(n, b * width, dim), proj).reshape(n, b, width, -1)
+        lens = batch.lengths.to(t.dtype)
+        if modules[0].kind == "distance":
+            d = pairwise_sq_distances(t.reshape(n * b, width, -1)).reshape(n, b, width, width)
+            mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
+            err = (d - batch.y).abs() * mask
+            return (err.sum((2, 3)) / (lens * lens)).mean(-1)
+        err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
+        return (err.sum(2) / lens).mean(-1)
 
     def predict(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> list[np.ndarray]:
         t = module(x)
@@ -102,6 +126,9 @@ class PerceptronProbe(StructuralProbe):
               Param("rank", int, 0, "rank k of B (0 = full: the representation size)"),
               Param("margin", float, 1.0, "cost added for each non-gold edge"))
     train_defaults = {"lr": 0.003, "batch_size": 40}
+    #: the MST of every sentence is found per layer: each layer trains alone
+    fused_kinds = frozenset[str]()
+    fused_loss = Probe.fused_loss
 
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Mean over sentences of ``relu(gold tree score - cost-augmented MST score) / n``,

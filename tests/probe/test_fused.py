@@ -1,0 +1,196 @@
+"""All layers of one probe in one pass (training.fit_layers, probing.train_probes and
+run_probe(fuse=True)): each layer's weights, log and metrics equal training it alone, bit for bit.
+
+Synthetic features first (fast): layers differ in scale and signal, so they stop at different
+epochs and only some decay their learning rate. Then MiniLM on the bundled EWT sample through
+``synrob probe --layer all`` with and without ``--no-fuse``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
+from synrob.probe.training import (
+    Features,
+    TrainLog,
+    fit,
+    fit_layers,
+    make_batches,
+    make_layer_batches,
+)
+
+N_LAYERS, DIM = 4, 24
+
+
+def _tree(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Parent of each word (word 0 is the root: parent -1)."""
+    return np.array([-1] + [int(rng.integers(0, i)) for i in range(1, n)])
+
+
+def _distances(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tree distances (n, n) and depths (n,) of a parent array."""
+    n = parent.size
+    depth = np.zeros(n)
+    for i in range(1, n):
+        depth[i] = depth[parent[i]] + 1
+    anc = []
+    for i in range(n):
+        chain, j = [i], i
+        while parent[j] >= 0:
+            j = parent[j]
+            chain.append(j)
+        anc.append(chain)
+    dist = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            common = next(a for a in anc[i] if a in set(anc[j]))
+            dist[i, j] = depth[i] + depth[j] - 2 * depth[common]
+    return dist.astype(np.float32), depth.astype(np.float32)
+
+
+def _corpus(n_sent: int, seed: int) -> dict:
+    """Sentences with trees, tags and per-layer vectors: layer ``l`` holds the depth and the
+    tag in a few dimensions with noise growing with ``l`` and a scale of ``1 + l``."""
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(2, 22, n_sent)
+    parents = [_tree(int(n), rng) for n in lens]
+    dist_depth = [_distances(p) for p in parents]
+    tags = [rng.integers(0, 5, int(n)) for n in lens]
+    layers = []
+    for layer in range(N_LAYERS):
+        sents = []
+        for (_, depth), tag in zip(dist_depth, tags, strict=True):
+            v = rng.normal(0, 0.5 + 0.6 * layer, (depth.size, DIM))
+            v[:, 0] += depth
+            v[np.arange(depth.size), 1 + tag] += 2.0
+            sents.append((1 + layer) * v)
+        layers.append(Features.from_sentences(sents))
+    return {"layers": layers, "distance": [d for d, _ in dist_depth],
+            "depth": [d for _, d in dist_depth], "tag": tags,
+            "select": [np.int64(int(np.argmax(d))) for _, d in dist_depth],
+            "sentence": [np.int64(int(t[0])) for t in tags]}
+
+
+@pytest.fixture(scope="module")
+def corpora() -> tuple[dict, dict]:
+    return _corpus(90, 1), _corpus(30, 2)
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny products run far faster on one thread when the cores are shared (both ways of
+    training use the same setting; the CLI test below runs with torch's default threads)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _separate(probe, kind, train, dev, n_classes=0, seed=0):
+    out = []
+    for layer in range(N_LAYERS):
+        torch.manual_seed(seed)
+        module = probe.build(DIM, n_classes, kind)
+        bs = probe.options["batch_size"]
+        log = fit(probe, module,
+                  make_batches(train["layers"][layer], kind, train[kind], batch_size=bs),
+                  make_batches(dev["layers"][layer], kind, dev[kind], batch_size=bs), seed=seed)
+        out.append((module, log))
+    return out
+
+
+def _fused(probe, kind, train, dev, n_classes=0, seed=0):
+    modules = []
+    for _ in range(N_LAYERS):
+        torch.manual_seed(seed)
+        modules.append(probe.build(DIM, n_classes, kind))
+    bs = probe.options["batch_size"]
+    logs = fit_layers(probe, modules,
+                      make_layer_batches(train["layers"], kind, train[kind], batch_size=bs),
+                      make_layer_batches(dev["layers"], kind, dev[kind], batch_size=bs),
+                      seed=seed)
+    return list(zip(modules, logs, strict=True))
+
+
+def _same_logs(a: TrainLog, b: TrainLog) -> None:
+    assert a.train_loss == b.train_loss and a.dev_loss == b.dev_loss
+    assert a.lr == b.lr and a.best_epoch == b.best_epoch
+
+
+def _check_equal(sep, fused) -> tuple[list[int], list[int]]:
+    """Weights bit-identical, logs equal; returns the epochs run and the decays per layer."""
+    for (m1, l1), (m2, l2) in zip(sep, fused, strict=True):
+        s1, s2 = m1.state_dict(), m2.state_dict()
+        assert s1.keys() == s2.keys()
+        for k in s1:
+            assert torch.equal(s1[k], s2[k]), k
+        _same_logs(l1, l2)
+    return ([len(log.dev_loss) for _, log in sep],
+            [sum(b < a for a, b in zip(log.lr, log.lr[1:], strict=False)) for _, log in sep])
+
+
+@pytest.mark.parametrize("kind", ["distance", "depth"])
+def test_structural_layers_fused_equal_separate(corpora, kind, one_thread):
+    train, dev = corpora
+    probe = StructuralProbe(rank=8, epochs=10, patience=2, lr=0.02)
+    epochs, _ = _check_equal(_separate(probe, kind, train, dev), _fused(probe, kind, train, dev))
+    assert len(set(epochs)) > 1, epochs  # layers stop early at different epochs
+
+
+def test_one_layer_decays_while_the_others_do_not(corpora, one_thread):
+    """A learning-rate decay of one layer only: the other layers' rates stay as they were."""
+    train, dev = corpora
+    probe = StructuralProbe(rank=8, epochs=6, patience=3, lr=0.02)
+    epochs, decays = _check_equal(_separate(probe, "depth", train, dev),
+                                  _fused(probe, "depth", train, dev))
+    assert epochs == [6] * N_LAYERS  # all layers train throughout...
+    assert sum(d > 0 for d in decays) >= 1 and sum(d == 0 for d in decays) >= 1, decays
+
+
+@pytest.mark.parametrize(("kind", "n_classes"), [("tag", 5), ("select", 0), ("sentence", 5)])
+def test_linear_layers_fused_equal_separate(corpora, kind, n_classes, one_thread):
+    train, dev = corpora
+    probe = LinearProbe(epochs=8, patience=1, lr=0.05, batch_size=16, weight_decay=0.001)
+    epochs, _ = _check_equal(_separate(probe, kind, train, dev, n_classes, seed=3),
+                             _fused(probe, kind, train, dev, n_classes, seed=3))
+    assert all(e >= 2 for e in epochs)
+
+
+def test_what_fuses():
+    assert StructuralProbe().can_fuse("distance") and StructuralProbe().can_fuse("depth")
+    assert LinearProbe().can_fuse("tag") and not PerceptronProbe().can_fuse("distance")
+    with pytest.raises(NotImplementedError):
+        PerceptronProbe().fused_loss([], torch.zeros(1, 1, 1, 1), None)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+@pytest.mark.model
+@pytest.mark.parametrize(("task", "extra"), [("distance", ["-p", "rank=32"]), ("pos", [])])
+def test_cli_layer_all_fused_equals_no_fuse(cli, tmp_path, task, extra):
+    """``synrob probe --layer all`` on the bundled sample with MiniLM (7 layers): the same
+    JSON (every layer's results and dev metrics) and byte-identical saved weights."""
+    outs, weights = [], []
+    for flag in ([], ["--no-fuse"]):
+        save = tmp_path / f"save{len(outs)}"
+        r = cli(["probe", "--encoder", "minilm", "--layer", "all", "--task", task,
+                 "--train", "sample:en_ewt:train", "--dev", "sample:en_ewt:dev",
+                 "--test", "sample:en_ewt:test", "-p", "epochs=4", "-p", "patience=1", *extra,
+                 "--device", "cpu", "--json", "--save", str(save), *flag])
+        assert r.exit_code == 0, r.stderr
+        out = json.loads(r.stdout)
+        out.pop("train_seconds")
+        outs.append(out)
+        weights.append({p.parent.name: p.read_bytes()
+                        for p in sorted(save.glob("layer-*/probe.safetensors"))})
+        logs = {p.parent.name: json.loads(p.read_text())["log"]
+                for p in sorted(save.glob("layer-*/probe.json"))}
+        for log in logs.values():
+            log.pop("seconds")
+        weights[-1]["logs"] = json.dumps(logs, sort_keys=True).encode()
+    assert len(outs[0]["layers"]) == 7
+    assert outs[0] == outs[1]
+    assert weights[0] == weights[1]
