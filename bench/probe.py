@@ -75,6 +75,7 @@ def fused_layers(train: Path, dev: Path, test: Path, rank: int, seed: int, devic
                                 for r in run.layers], weights)
     same = runs[False][1:] == runs[True][1:]
     best = max(runs[True][1], key=lambda r: r[2]["uuas"])
+    epochs = json.dumps([len(r[3]["dev_loss"]) for r in runs[True][1]])
     return [("fused_layers", len(layers)), ("separate_layers_seconds", out[False]),
             ("fused_layers_seconds", out[True]),
             ("fused_layers_speedup", out[False] / out[True]),
@@ -82,8 +83,8 @@ def fused_layers(train: Path, dev: Path, test: Path, rank: int, seed: int, devic
             ("fused_layers_train_seconds", runs[True][0]),
             ("fused_layers_train_speedup", runs[False][0] / runs[True][0]),
             ("fused_layers_identical", "yes" if same else "no"),
-            ("fused_layers_best", f"layer {best[0]} dev uuas {best[2]['uuas']:.4f} "
-                                  f"epochs {json.dumps([len(r[3]['dev_loss']) for r in runs[True][1]])}")]
+            ("fused_layers_best", f"layer {best[0]} dev uuas {best[2]['uuas']:.4f}"),
+            ("fused_layers_epochs", epochs)]
 
 
 def main() -> None:
@@ -149,7 +150,8 @@ def main() -> None:
     subprocess.run([sys.executable, __file__, "--prepare-layers", "all", "--prepare",
                     str(train), str(dev), str(test)], check=True)
     for name, value in fused_layers(train, dev, test, args.rank, args.seed, args.device, work):
-        print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}", flush=True)
+        print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -22,11 +22,20 @@ from . import normalize
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
 from .stats import score
 from .tasks.base import GoldCorpus, Task, load_gold
-from .training import Features, TrainLog, fit, fit_layers, make_batches, make_layer_batches, predict
+from .training import (
+    Features,
+    TrainLog,
+    fit,
+    fit_layers,
+    make_batches,
+    make_layer_batches,
+    predict,
+)
 from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
-           "train_probe", "train_probes", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe", "run_probe", "evaluate_baselines",
+           "train_probe", "train_probes", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe",
+           "run_probe", "evaluate_baselines",
            "SavedSetup", "read_saved", "check_saved"]
 
 #: ``(conllu path, layer) -> Features`` for that file's syntactic words.
