@@ -31,7 +31,10 @@ def _one(rows: Sequence[Row], **where: Any) -> Row | None:
 
 
 def _ci(row: Row | None) -> list[float] | None:
-    return None if row is None else [row.get("ci_low", math.nan), row.get("ci_high", math.nan)]
+    """``[low, high]``; NaN where unknown (``results.json`` writes NaN as null)."""
+    if row is None:
+        return None
+    return [math.nan if row.get(k) is None else float(row[k]) for k in ("ci_low", "ci_high")]
 
 
 def _cell(row: Row | None, digits: int = 3) -> str:
