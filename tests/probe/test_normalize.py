@@ -60,6 +60,32 @@ def test_fit_norm_leaves_ordinary_vectors_alone_and_scales_massive_ones():
     assert normalize.WordNorm.from_dict(norm.as_dict()) == norm
 
 
+def test_standardize_is_one_affine_map_saved_with_the_probe(tmp_path):
+    """``standardize``: each dimension to training mean 0 and sd 1 (a constant one only
+    shifted); the same map for every word, so it keeps an affine eraser's equal class means."""
+    rng = np.random.default_rng(1)
+    m = (rng.normal(size=(400, 5)) * [1.0, 3.0, 0.5, 2.0, 0.0] + [0, 5, -2, 1, 7]).astype(np.float32)
+    m[::40, 1] = 4000.0  # a massive activation in one dimension
+    feats = Features(m, np.array([0, 100, 400]))
+    norm = normalize.fit_norm(feats, "standardize")
+    assert norm.method == "standardize" and norm.massive and len(norm.mean) == 5
+    out = norm.apply(feats).matrix
+    np.testing.assert_allclose(out[:, :4].mean(axis=0), 0, atol=1e-4)
+    np.testing.assert_allclose(out[:, :4].std(axis=0), 1, atol=1e-4)
+    np.testing.assert_allclose(out[:, 4], 0, atol=1e-6)  # constant: shifted, not scaled
+    mean_of_50 = Features(m[:50].mean(axis=0, keepdims=True), np.array([0, 1]))
+    np.testing.assert_allclose(norm.apply(mean_of_50).matrix[0], out[:50].mean(axis=0),
+                               rtol=1e-4, atol=1e-4)  # affine: it maps a mean to the mean
+    assert normalize.WordNorm.from_dict(norm.as_dict()) == norm
+    assert "mean" not in normalize.fit_norm(feats, "unit").as_dict()  # probe.json unchanged
+    assert "standardised" in norm.describe()
+    probe, task = LinearProbe(normalize="standardize", epochs=1), PosTask()
+    task.labels = ["A", "B"]
+    module = normalize.attach(probe.build(5, 2, "tag"), norm)
+    save_probe(tmp_path / "p", probe, module, task, {"dim": 5})
+    assert normalize.of(load_probe(tmp_path / "p").module) == norm
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory, ewt_train, ewt_dev):
     """{split: (Features of MiniLM layer 3, GoldCorpus)} for 300 train / 100 dev sentences."""
