@@ -170,7 +170,7 @@ def _write_predictions(run: ProbeRun, dest: Path, many_layers: bool) -> int:
 _Test = Annotated[list[str], typer.Option("--test", help="Test CoNLL-U file (repeatable).")]
 _Encoder = Annotated[str | None, typer.Option(help="Encoder name (synrob plugins --kind encoder).")]
 _Layer = Annotated[str | None, typer.Option(help="Layer number, or 'all' for the layer curve.")]
-_Task = Annotated[str | None, typer.Option(help="Task: distance (default), depth, parse, pos, root, tree-depth.")]
+_Task = Annotated[str | None, typer.Option(help="Task: distance (default), depth, parse, pos, deprel, feats (-p feature=Number), root, tree-depth.")]
 _Train = Annotated[str | None, typer.Option(help="Training CoNLL-U file.")]
 _Dev = Annotated[str | None, typer.Option(help="Dev CoNLL-U file (early stopping).")]
 _Probe = Annotated[str | None, typer.Option("--probe", help="Probe (default: the task's).", rich_help_panel=_OPTS)]
@@ -186,8 +186,8 @@ _Lang = Annotated[str | None, typer.Option("--lang", help="Language of the treeb
 _Fuse = Annotated[bool, typer.Option("--fuse/--no-fuse", help="With several layers: train the layers' probes together as one batched module (structural and linear probes; each layer's results are those of training it alone). --no-fuse trains them one after the other.", rich_help_panel=_OPTS)]
 _Plot = Annotated[Path | None, typer.Option("--plot", help="With --layer all: draw the layer curve (task score, control and selectivity with their intervals; MDL compression) into this PNG.")]
 _STATS = "Controls and statistics"
-_Control = Annotated[bool, typer.Option("--control", help="Also train on the task's control task (Hewitt & Liang 2019) and report selectivity (pos, distance, depth, parse).", rich_help_panel=_STATS)]
-_Mdl = Annotated[bool, typer.Option("--mdl", help="Online-code MDL of the training labels (Voita & Titov 2020; pos, root, tree-depth).", rich_help_panel=_STATS)]
+_Control = Annotated[bool, typer.Option("--control", help="Also train on the task's control task (Hewitt & Liang 2019) and report selectivity (pos, deprel, feats, distance, depth, parse).", rich_help_panel=_STATS)]
+_Mdl = Annotated[bool, typer.Option("--mdl", help="Online-code MDL of the training labels (Voita & Titov 2020; pos, deprel, feats, root, tree-depth).", rich_help_panel=_STATS)]
 _Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Paired bootstrap resamples over sentences for 95% intervals and clean->perturbed drops (0: off).", rich_help_panel=_STATS)]
 _Seeds = Annotated[str | None, typer.Option("--seeds", help="Comma-separated training seeds (e.g. 0,1,2): metrics are their mean, with per-seed values and std.", rich_help_panel=_STATS)]
 
