@@ -240,6 +240,20 @@ def evaluate_baselines(task: Task, train: GoldCorpus, tests: dict[str, GoldCorpu
     return out
 
 
+def _score_tests(res: LayerResult, task: Task, probe: Probe, module: Any,
+                 features: FeatureSource, golds: dict[str, Any], device: str,
+                 keep_stats: bool, keep_predictions: bool) -> None:
+    """Fill ``res`` with each test file's metrics (and statistics, predictions if kept)."""
+    for t, gold in golds.items():
+        preds = predict_probe(task, probe, module, features(t, res.layer), gold, device)
+        if keep_stats:  # metrics and bootstrap statistics from one scoring pass
+            res.results[t], res.stats[t] = score(task, gold, preds)
+        else:
+            res.results[t] = task.evaluate(gold, preds)
+        if keep_predictions:
+            res.predictions[t] = preds
+
+
 def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
               tests: Sequence[str], features: FeatureSource, train: str | None = None,
               dev: str | None = None, seed: int = 0, device: str = "cpu",
@@ -297,14 +311,8 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             dev_metrics, _ = evaluate_probe(task, probe, module, features(dev, layer), dev_gold,
                                             device)
         res = LayerResult(layer, {}, dev_metrics, log)
-        for t in tests:
-            preds = predict_probe(task, probe, module, features(t, layer), golds[t], device)
-            if keep_stats:  # metrics and bootstrap statistics from one scoring pass
-                res.results[t], res.stats[t] = score(task, golds[t], preds)
-            else:
-                res.results[t] = task.evaluate(golds[t], preds)
-            if keep_predictions:
-                res.predictions[t] = preds
+        _score_tests(res, task, probe, module, features, golds, device,
+                     keep_stats, keep_predictions)
         if save is not None and load is None:
             target = Path(save) / f"layer-{layer}" if len(layers) > 1 else Path(save)
             save_probe(target, probe, module, task, {
