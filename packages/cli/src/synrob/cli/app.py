@@ -48,6 +48,7 @@ COMMAND_MODULES = (
     "probe",
     "erase",
     "run",
+    "compare",
     "demo",
     "senteval",
 )

@@ -4,6 +4,9 @@ This package is the light base layer of synrob: it never imports torch at import
 It also hosts what every layer shares: the CoNLL-U corpus model (:mod:`.corpus`; the FEATS
 column in :mod:`.feats`), tree utilities (:mod:`.tree`), domain errors (:mod:`.errors`) and the
 plugin system (:mod:`.hookspecs`, :mod:`.plugins`).
+
+The public Python API (docs/python.md) is the names in ``__all__``, imported lazily on first use
+so that ``import synrob.perturb`` stays light; every other module path is private and may change.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -13,4 +16,28 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+#: name -> module that defines it (imported on first access, PEP 562)
+_EXPORTS = {
+    "read_conllu": "api", "write_conllu": "api", "list_perturbers": "api",
+    "make_perturber": "api", "perturb": "api", "PerturbResult": "api",
+    "Sentence": "corpus", "Perturber": "base", "PerturbRecord": "pipeline",
+    "chrf2": "metrics", "levenshtein": "metrics", "compression_rates": "metrics",
+    "SynrobError": "errors", "ResultTable": "table",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'synrob.perturb' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

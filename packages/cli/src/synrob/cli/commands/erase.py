@@ -73,9 +73,8 @@ def _components(reg: Any, names: tuple[str, int, str], param: list[str], saved: 
     standardize unless given) and encoder parameters from the registry and ``-p``."""
     from synrob.perturb.params import parse_assignments
     from synrob.probe.encoders.resolve import resolve_encoder, spec_target
+    from synrob.probe.probe_setup import route_params
     from synrob.probe.tasks.control import control_task
-
-    from .probe import route_params
 
     encoder, layer, task = names
     task_cls, probe_cls = reg.get("task", task), reg.get("probe", "linear")
@@ -189,10 +188,10 @@ def erase(train: _Train, dev: _Dev, test: _Test, encoder: _Encoder = None, layer
     from synrob.perturb.plugins import get_registry
     from synrob.probe.erasure.amnesic import run_amnesic
     from synrob.probe.erasure.store import load_eraser
+    from synrob.probe.probe_setup import one_path as _one_path
     from synrob.probe.probing import encoder_features
 
     from ..output import emit_json, info, progress
-    from .probe import _one_path
 
     device = check_device(device)  # a missing or invalid device fails before any work
     reg = get_registry()

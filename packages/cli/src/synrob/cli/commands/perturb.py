@@ -155,17 +155,13 @@ def _build_perturber(
     """The perturber for language ``lang`` with its parameters; a ``reference`` corpus
     defaults to the inputs; ``--budget`` and ``--device`` are shortcuts for ``-p budget=`` and
     ``-p device=``."""
-    from synrob.perturb.base import create_perturber
+    from synrob.perturb.api import default_reference, make_perturber
     from synrob.perturb.errors import ParameterError
-    from synrob.perturb.language import check_supported
     from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
 
     cls = get_registry().get("perturber", kind)
-    given: dict[str, Any] = parse_assignments(params)
-    declares_reference = any(p.name == "reference" for p in getattr(cls, "params", ()))
-    if declares_reference and "reference" not in given and inputs and "-" not in inputs:
-        given["reference"] = ",".join(inputs)  # e.g. somo's bigram counts: the input treebanks
+    given: dict[str, Any] = default_reference(kind, parse_assignments(params), inputs or [])
     if budget is not None:
         if "budget" in given and given["budget"] != budget:
             raise ParameterError(
@@ -188,9 +184,7 @@ def _build_perturber(
         given["device"] = device
     if lang is None:
         return cls(**given)
-    check_supported(f"perturber {kind!r}", getattr(cls, "languages", ("*",)), lang.code,
-                    getattr(cls, "language_note", ""), lang.source)
-    return create_perturber(cls, lang.code, **given)
+    return make_perturber(kind, lang=lang.code, lang_source=lang.source, **given)
 
 
 # ------------------------------------------------------------------ options of ``synrob perturb``

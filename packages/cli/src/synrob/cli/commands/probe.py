@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,44 +10,11 @@ import typer
 from synrob.perturb.device import DEVICE_HELP
 
 if TYPE_CHECKING:
-    from synrob.perturb.language import Language
-    from synrob.probe.probes.base import Probe
-    from synrob.probe.probing import ProbeRun, SavedSetup
+    from synrob.probe.api import ProbeResult
+    from synrob.probe.probing import ProbeRun
     from synrob.probe.tasks.base import Task
 
 _OPTS = "Probe options"
-
-
-def _one_path(spec: str, what: str) -> str:
-    from synrob.perturb.data import resolve_input
-    from synrob.perturb.errors import ResourceError
-
-    paths = resolve_input(spec)
-    if len(paths) != 1 or str(paths[0]) == "-":
-        raise ResourceError(f"{what} {spec!r} must name one CoNLL-U file")
-    return str(paths[0])
-
-
-def route_params(assignments: dict[str, str], owners: dict[str, tuple[Any, ...]]
-                 ) -> dict[str, dict[str, str]]:
-    """Send each ``-p key=value`` to its component: ``task.k``, ``probe.k``, ``encoder.k``, or
-    an unprefixed key to the first of task, probe, encoder that declares it."""
-    from synrob.perturb.errors import ParameterError
-
-    out: dict[str, dict[str, str]] = {k: {} for k in owners}
-    for key, value in assignments.items():
-        owner, dot, name = key.partition(".")
-        if dot and owner in owners:
-            out[owner][name] = value
-            continue
-        for comp, params in owners.items():
-            if any(p.name == key for p in params):
-                out[comp][key] = value
-                break
-        else:
-            known = sorted({f"{c}.{p.name}" for c, ps in owners.items() for p in ps})
-            raise ParameterError(f"unknown parameter {key!r}; known: {', '.join(known)}")
-    return out
 
 
 def _fmt(value: Any) -> str:
@@ -123,27 +88,6 @@ def _echo_table(rows: list[list[str]]) -> None:
                              for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
 
 
-def run_json(run: ProbeRun, many_layers: bool) -> dict[str, Any]:
-    """The ``--json`` object (results of the best layer; every layer under ``layers``)."""
-    best = run.best
-    out: dict[str, Any] = {
-        "encoder": run.encoder, "layer": best.layer, "task": run.task.name,
-        "probe": run.probe.name, "seed": run.seed, "results": best.results,
-        "baselines": run.baselines, "dev": best.dev,
-        "train_seconds": round(best.log.seconds, 3) if best.log else None,
-    }
-    if many_layers:
-        out["layers"] = {str(r.layer): {"results": r.results, "dev": r.dev} for r in run.layers}
-        for r in run.layers:
-            if "deltas" in r.extras:
-                out["layers"][str(r.layer)]["deltas"] = r.extras["deltas"]
-    if "deltas" in best.extras:
-        out["deltas"] = best.extras["deltas"]
-    if "seeds" in best.extras:
-        out["seeds"] = best.extras["seeds"]
-    return out
-
-
 def _write_predictions(run: ProbeRun, dest: Path, many_layers: bool) -> int:
     import json
 
@@ -193,131 +137,27 @@ _Seeds = Annotated[str | None, typer.Option("--seeds", help="Comma-separated tra
 
 
 # ------------------------------------------------------------------ the steps of ``synrob probe``
-@dataclass
-class _Setup:
-    """The components of one ``synrob probe`` call, built from names and ``-p`` parameters."""
-
-    encoder: str
-    task_name: str
-    task: Task
-    probe: Probe
-    routed: dict[str, dict[str, str]]  # -p assignments per component (task, probe, encoder)
-    enc_params: dict[str, Any]         # encoder parameters (with a saved probe's, if any)
-    identity: dict[str, Any]           # the encoder's identity, checked against a saved probe
-
-
-def _names(saved: SavedSetup | None, encoder: str | None, layer: str | None, task: str | None,
-           probe_name: str | None) -> tuple[str, str, str, str | None]:
-    """Encoder, layer, task and probe names: what is not given is taken from a saved probe's
-    ``probe.json``; the encoder and the layer are required, the task defaults to distance."""
-    from synrob.perturb.errors import SynrobError
-
-    if saved is not None:  # what is not given is taken from probe.json; the rest must agree
-        encoder = encoder or saved.meta.get("encoder")
-        task = task or saved.meta.get("task")
-        probe_name = probe_name or saved.meta.get("probe")
-        if layer is None:
-            layer = "all" if saved.many else str(saved.layers[0])
-    if encoder is None:
-        raise SynrobError("--encoder is required (or --load a saved probe)")
-    if layer is None:
-        raise SynrobError("--layer is required: a layer number or 'all'")
-    return encoder, layer, task or "distance", probe_name
-
-
-def _components(reg: Any, encoder: str, task: str, probe_name: str | None, param: list[str],
-                saved: SavedSetup | None, given_encoder: str | None) -> _Setup:
-    """Task, probe and encoder parameters from the registry and ``-p``; a saved probe's encoder
-    parameters apply when the same encoder (or none) is given."""
-    from synrob.perturb.params import parse_assignments
-    from synrob.probe.encoders.resolve import resolve_encoder, spec_target
-
-    task_cls = reg.get("task", task)
-    probe_cls = reg.get("probe", probe_name or task_cls.default_probe)
-    enc_cls = reg.get("encoder", spec_target(encoder)[0])
-    routed = route_params(parse_assignments(param), {
-        "task": task_cls.params, "probe": probe_cls.params, "encoder": getattr(enc_cls, "params", ())})
-    task_obj = task_cls(**routed["task"])
-    probe_obj = probe_cls(**routed["probe"])
-    enc_params: dict[str, Any] = dict(routed["encoder"])
-    if saved is not None and given_encoder in (None, saved.meta.get("encoder")):
-        enc_params = {**saved.meta.get("encoder_params", {}), **enc_params}
-    identity = resolve_encoder(encoder, enc_params).identity()
-    return _Setup(encoder, task, task_obj, probe_obj, routed, enc_params, identity)
-
-
-def _layers(layer: str, saved: SavedSetup | None) -> list[int] | None:
-    """``--layer`` as a list; None for ``all`` without a saved probe (every encoded layer)."""
-    from synrob.perturb.errors import SynrobError
-
-    if layer != "all":
-        try:
-            return [int(layer)]
-        except ValueError:
-            raise SynrobError(f"--layer must be a number or 'all', not {layer!r}") from None
-    return saved.layers if saved is not None else None
-
-
-def _check_saved(saved: SavedSetup, setup: _Setup, layers: list[int]) -> None:
-    """A saved probe must have been trained on this encoder, layers, task and probe."""
-    from synrob.probe.probing import check_saved
-
-    task_obj, probe_obj, routed = setup.task, setup.probe, setup.routed
-    check_saved(saved, encoder=setup.encoder, identity=setup.identity, layers=layers,
-                task=setup.task_name,
-                task_params={k: task_obj.options[k] for k in routed["task"]},
-                probe=probe_obj.name,
-                probe_params={k: probe_obj.options[k] for k in routed["probe"]})
-
-
-def _data_paths(test: list[str], train: str | None, dev: str | None
-                ) -> tuple[list[str], str | None, str | None]:
-    """The test, train and dev files, each one CoNLL-U file."""
-    tests = [_one_path(t, "--test") for t in test]
-    train_p = _one_path(train, "--train") if train else None
-    dev_p = _one_path(dev, "--dev") if dev else None
-    return tests, train_p, dev_p
-
-
-def _layer_reporter(task_obj: Task) -> Callable[[Any], None]:
+def _layer_reporter(res: Any, task_obj: Task) -> None:
     """The stderr line after each layer: its dev score, epochs and training time."""
     from ..output import info
 
-    def report(res: Any) -> None:
-        key = task_obj.primary_metric
-        info(f"synrob: layer {res.layer}: dev {key}={_fmt(res.dev.get(key, float('nan')))}"
-             + (f" ({res.log.best_epoch + 1} epochs best, {res.log.seconds:.1f}s)" if res.log else ""))
-
-    return report
+    key = task_obj.primary_metric
+    info(f"synrob: layer {res.layer}: dev {key}={_fmt(res.dev.get(key, float('nan')))}"
+         + (f" ({res.log.best_epoch + 1} epochs best, {res.log.seconds:.1f}s)" if res.log else ""))
 
 
-def _seed_list(seeds: str | None) -> list[int]:
-    from synrob.perturb.errors import ParameterError
-
-    if not seeds:
-        return []
-    try:
-        out = [int(x) for x in seeds.split(",") if x.strip()]
-    except ValueError:
-        raise ParameterError(f"--seeds must be comma-separated integers, not {seeds!r}") from None
-    if len(set(out)) != len(out) or not out:
-        raise ParameterError(f"--seeds must list distinct integers, not {seeds!r}")
-    return out
-
-
-def _emit(run: ProbeRun, many: bool, predictions: Path | None, as_json: bool,
-          lang: Language) -> None:
+def _emit(result: ProbeResult, predictions: Path | None, as_json: bool) -> None:
     """Write ``--predictions``, then print the JSON object or the table."""
     from ..output import emit_json, info
 
     if predictions is not None:
-        n = _write_predictions(run, predictions, many)
+        n = _write_predictions(result.run, predictions, result.many)
         info(f"synrob: wrote {n} predictions to {predictions}")
     if as_json:
-        emit_json({**run_json(run, many), "lang": {"code": lang.code, "source": lang.source}})
+        emit_json(result.as_json())
     else:
-        _echo_table(_table(run, many))
-        deltas = _delta_rows(run)
+        _echo_table(_table(result.run, result.many))
+        deltas = _delta_rows(result.run)
         if deltas:
             typer.echo("")
             _echo_table(deltas)
@@ -331,38 +171,21 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
           seeds: _Seeds = None, plot: _Plot = None, lang: _Lang = None,
           fuse: _Fuse = True) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
-    from synrob.perturb.device import check_device
     from synrob.perturb.errors import ParameterError
-    from synrob.perturb.language import infer_language
-    from synrob.perturb.plugins import get_registry
-    from synrob.probe.analysis import AnalysisOptions, run_analysed
-    from synrob.probe.probing import encoder_features, read_saved, run_probe
+    from synrob.probe.api import probe as run_probe
 
-    device = check_device(device)  # a missing or invalid device fails before any work
-    reg = get_registry()
-    saved = read_saved(load) if load is not None else None
-    enc_name, layer, task, probe_name = _names(saved, encoder, layer, task, probe_name)
-    setup = _components(reg, enc_name, task, probe_name, param or [], saved, encoder)
-    layers = _layers(layer, saved)
-    if plot is not None and layer != "all":
+    if plot is not None and layer != "all" and not (layer is None and load is not None):
         raise ParameterError("--plot draws the layer curve: it needs --layer all")
-    if saved is not None:
-        _check_saved(saved, setup, layers)  # type: ignore[arg-type]  # a saved probe has layers
-    features = encoder_features(enc_name, params=setup.enc_params or None, device=device)
-    tests, train_p, dev_p = _data_paths(test, train, dev)
-    language = infer_language(tests[:1], lang)
-    if layers is None:
-        layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
-    kw = dict(encoder=enc_name, task=setup.task, probe=setup.probe, layers=layers,
-              tests=tests, features=features, train=train_p, dev=dev_p, seed=seed,
-              device=device, save=save, load=load, keep_predictions=predictions is not None,
-              baselines=baselines, encoder_params=setup.enc_params,
-              encoder_identity=setup.identity, on_layer=_layer_reporter(setup.task), fuse=fuse)
-    opts = AnalysisOptions(control, mdl, bootstrap, _seed_list(seeds))
-    run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
-    _emit(run, layer == "all", predictions, as_json, language)
+    result = run_probe(test, encoder=encoder, layer=layer, task=task, train=train, dev=dev,
+                       probe=probe_name, params=param or [], seed=seed, seeds=seeds,
+                       device=device, control=control, mdl=mdl, bootstrap=bootstrap,
+                       baselines=baselines, save=save, load=load, fuse=fuse, lang=lang,
+                       keep_predictions=predictions is not None, on_layer=_layer_reporter)
+    if plot is not None and not result.many:
+        raise ParameterError("--plot draws the layer curve: it needs --layer all")
+    _emit(result, predictions, as_json)
     if plot is not None:
-        _plot(run, plot)
+        _plot(result.run, plot)
 
 
 def _plot(run: ProbeRun, dest: Path) -> None:
@@ -372,6 +195,8 @@ def _plot(run: ProbeRun, dest: Path) -> None:
     from ..output import info
 
     metric = run.task.primary_metric
+    from synrob.probe.probe_setup import run_json
+
     rows = curve_rows(run_json(run, True)["layers"], metric)
     title = f"{run.encoder} {run.task.name} ({run.probe.name} probe)"
     info(f"synrob: wrote {plot_layer_curve(rows, dest, metric=metric, title=title)}")

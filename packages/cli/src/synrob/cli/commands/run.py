@@ -52,8 +52,6 @@ def run_experiment(
         return
     overrides: dict[str, Any] = dict(config.params) if config else {}
     overrides.update(parse_assignments(param or []))
-    chosen_preset = preset or (config.preset if config else None) or "default"
-    experiment = cls.from_preset(chosen_preset, **overrides)
 
     def pick(cli: Any, key: str, default: Any) -> Any:
         if cli is not None:
@@ -62,22 +60,22 @@ def run_experiment(
         return default if value is None else value
 
     outdir = Path(pick(out, "output", f"synrob-results/{exp_name}"))
-    from synrob.perturb.device import check_device
-
-    device = check_device(pick(device, "device", "auto"))  # fails before any work
-    from synrob.probe.experiments.runner import run_experiment as run
+    from synrob.probe.api import run_experiment as run
 
     def on_run(run_id: str, spec: Any, seconds: float) -> None:
         info(f"synrob: run {spec.label or run_id} done in {seconds:.1f} s")
 
-    result = run(experiment, outdir, seed=pick(seed, "seed", 0), device=device,
-                 backend=pick(backend, "backend", "local"), workers=pick(workers, "workers", 1),
-                 address=pick(address, "address", None) or None, force=force, progress=progress,
-                 on_run=on_run, lang=lang)
-    info(f"synrob: {exp_name}: language {result.lang['code']} ({result.lang['source']})")
-    info(f"synrob: {exp_name}: {result.executed} runs executed, {result.reused} reused from "
-         f"{outdir}/runs, {result.seconds:.1f} s")
-    info("synrob: stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.stages.items()))
+    results = run(exp_name, outdir, preset=preset or (config.preset if config else None),
+                  params=overrides, seed=pick(seed, "seed", 0),
+                  device=pick(device, "device", "auto"), backend=pick(backend, "backend", "local"),
+                  workers=pick(workers, "workers", 1), address=pick(address, "address", None) or None,
+                  force=force, progress=progress, on_run=on_run, lang=lang)
+    result = results.invocation
+    lang_info = results.meta.get("lang", {})
+    info(f"synrob: {exp_name}: language {lang_info.get('code')} ({lang_info.get('source')})")
+    info(f"synrob: {exp_name}: {result['executed']} runs executed, {result['reused']} reused "
+         f"from {outdir}/runs, {result['seconds']:.1f} s")
+    info("synrob: stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in result["stages"].items()))
     if as_json:
         emit_json(json.loads((outdir / "results.json").read_text(encoding="utf-8")))
         return
@@ -85,9 +83,11 @@ def run_experiment(
     if report.exists():
         typer.echo(report.read_text(encoding="utf-8").rstrip())
     info(f"synrob: report: {report}")
-    for f in result.files:
+    for f in map(Path, result["files"]):
         if f.suffix == ".png":
             info(f"synrob: plot: {f}")
+        elif f.suffix == ".html":
+            info(f"synrob: html report: {f}")
 
 
 def list_experiments(

@@ -141,8 +141,6 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     """
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.behaviour import pair_sentences, preference_summary, split_unchanged
 
     from ..output import emit_json
 
@@ -156,19 +154,20 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
             original, perturbed, lm, erase, erase_random, layer, counterfactual, as_json,
             bootstrap, seed, device, batch_size, limit, dtype))
         return
-    pairs, how = pair_sentences(_one_file(original), _one_file(perturbed))
-    kept, skipped = split_unchanged(pairs[:limit] if limit is not None else pairs)
-    loaded = load_lm(lm, device=device, dtype=dtype)
-    scores = _score_all(loaded, kept, batch_size)
-    summary = {**preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
-               "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
-               "bootstrap": bootstrap,
-               "seed": seed}
+    from synrob.probe.api import score_pairs
+
+    from ..output import progress_callback
+
+    with progress_callback("scoring pairs") as on_progress:
+        result = score_pairs(original, perturbed, lm=lm, bootstrap=bootstrap, seed=seed,
+                             device=device, batch_size=batch_size, limit=limit, dtype=dtype,
+                             chunk=_CHUNK, progress=on_progress)
+    summary = result.summary
     if not as_json:
         _print_summary(summary)
         return
-    for item in scores:
-        emit_json(item.as_dict())
+    for item in result.rows:
+        emit_json(item)
     emit_json(summary)
 
 

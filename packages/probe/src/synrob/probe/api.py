@@ -1,0 +1,272 @@
+"""The Python API of synrob.probe: what a notebook needs, the same functions the CLI calls.
+
+Exported by :mod:`synrob.probe` (``from synrob.probe import probe, run_experiment``); see
+docs/python.md. ``synrob probe``, ``synrob score``, ``synrob run`` and ``synrob compare`` call
+these functions and only print what they return.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from synrob.perturb.table import ResultTable
+
+from .comparison import Comparison, compare
+from .results import ExperimentResults, load_results
+
+if TYPE_CHECKING:
+    from synrob.perturb.language import Language
+
+    from .probing import LayerResult, ProbeRun
+    from .representations import RepresentationSet
+    from .tasks.base import Task
+
+__all__ = ["Comparison", "ExperimentResults", "ProbeResult", "ScoreResult", "compare", "encode",
+           "list_experiments", "load_results", "probe", "run_experiment", "score_pairs"]
+
+Params = Mapping[str, Any] | Sequence[str]
+
+
+def encode(corpus: str | os.PathLike[str], encoder: str, *, layers: Sequence[int] | str = "all",
+           device: str = "auto", params: Mapping[str, Any] | None = None
+           ) -> RepresentationSet:
+    """Word vectors of every sentence of ``corpus`` (one CoNLL-U file or spec) from ``encoder``
+    (an alias such as ``minilm``/``smollm2``, a Hugging Face name or a path), through the
+    representation cache: ``.layer_matrix(l)`` gives ``((n_words, dim), offsets)``."""
+    from synrob.perturb.device import check_device
+
+    from .probe_setup import one_path
+    from .representations import encode_corpus
+
+    return encode_corpus(encoder, one_path(os.fspath(corpus), "corpus"), layers=layers,
+                         device=check_device(device), params=params)
+
+
+# ------------------------------------------------------------------ probing
+@dataclass(repr=False)
+class ProbeResult(ResultTable):
+    """A probe run: ``run`` (every layer's results, baselines, logs), ``language``, and
+    ``rows``: one per (layer or baseline, test file, role, metric) with ``value``,
+    ``ci_low``/``ci_high`` and ``p_value`` where computed. ``role`` is ``model``,
+    ``control``, ``selectivity``, ``lead`` (over baseline ``vs``), ``mdl``, ``baseline``
+    or ``drop`` (clean minus perturbed, ``reference`` the clean file)."""
+
+    run: ProbeRun
+    language: Language
+    many: bool
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.title = (f"probe {self.run.encoder} {self.run.task.name} ({self.run.probe.name}), "
+                      f"seed {self.run.seed}")
+        self.rows = probe_rows(self.run, self.language.code)
+
+    @property
+    def best(self) -> LayerResult:
+        """The layer with the best dev score."""
+        return self.run.best
+
+    def as_json(self) -> dict[str, Any]:
+        """The object ``synrob probe --json`` prints."""
+        from .probe_setup import run_json
+
+        lang = {"code": self.language.code, "source": self.language.source}
+        return {**run_json(self.run, self.many), "lang": lang}
+
+
+def _metric_rows(m: Mapping[str, Any], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flat rows of one metrics dict (``M``, ``M_ci95``, ``M_p_value``, nested roles)."""
+    rows: list[dict[str, Any]] = []
+    for k, v in m.items():
+        if k.endswith(("_ci95", "_p_value")) or k == "p_value":
+            continue
+        if isinstance(v, Mapping):
+            if k == "lead":
+                for name, mm in v.items():
+                    rows += _metric_rows(mm, {**base, "role": "lead", "vs": name})
+            else:
+                rows += _metric_rows(v, {**base, "role": k})
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            row = {**base, "metric": k, "value": float(v)}
+            ci = m.get(f"{k}_ci95")
+            if isinstance(ci, (list, tuple)) and len(ci) == 2:
+                row["ci_low"], row["ci_high"] = float(ci[0]), float(ci[1])
+            if m.get(f"{k}_p_value") is not None:
+                row["p_value"] = float(m[f"{k}_p_value"])
+            rows.append(row)
+    return rows
+
+
+def probe_rows(run: ProbeRun, lang: str) -> list[dict[str, Any]]:
+    """Every number of ``run`` as flat rows (see :class:`ProbeResult`)."""
+    common = {"task": run.task.name, "probe": run.probe.name, "seed": run.seed, "lang": lang}
+    rows: list[dict[str, Any]] = []
+    for res in run.layers:
+        base = {"encoder": run.encoder, "layer": res.layer, **common}
+        rows += _metric_rows(res.dev, {**base, "test": None, "split": "dev", "role": "model"})
+        for t, m in res.results.items():
+            rows += _metric_rows(m, {**base, "test": t, "split": "test", "role": "model"})
+        for t, d in res.extras.get("deltas", {}).items():
+            meta = {"reference": d.get("reference"), "pairs": d.get("pairs")}
+            rows += _metric_rows({k: v for k, v in d.items() if k not in ("pairs", "sources")},
+                                 {**base, "test": t, "split": "test", "role": "drop", **meta})
+    for name, per_file in run.baselines.items():
+        for t, m in per_file.items():
+            rows += _metric_rows(m, {"encoder": name, "layer": None, **common, "test": t,
+                                     "split": "test", "role": "baseline"})
+    return rows
+
+
+def probe(test: str | Sequence[str], *, encoder: str | None = None,
+          layer: int | str | None = None, task: str | None = None, train: str | None = None,
+          dev: str | None = None, probe: str | None = None, params: Params = (),
+          seed: int = 0, seeds: Sequence[int] | str | None = None, device: str = "auto",
+          control: bool = False, mdl: bool = False, bootstrap: int = 0,
+          baselines: bool = True, save: str | os.PathLike[str] | None = None,
+          load: str | os.PathLike[str] | None = None, fuse: bool = True,
+          lang: str | None = None, keep_predictions: bool = False,
+          on_layer: Callable[[LayerResult, Task], None] | None = None) -> ProbeResult:
+    """Train a probe on ``layer`` (a number or ``"all"``) of ``encoder`` and score the test
+    files (specs such as ``sample:en_ewt:test``, ``ud:en_ewt:test`` or paths) and baselines,
+    exactly as ``synrob probe`` does with the same options; ``params`` are its ``-p`` values
+    (``{"feature": "Number"}`` or ``["feature=Number"]``)."""
+    from synrob.perturb.device import check_device
+    from synrob.perturb.language import infer_language
+    from synrob.perturb.plugins import get_registry
+
+    from .analysis import AnalysisOptions, run_analysed
+    from .probe_setup import (
+        build_setup,
+        check_saved_setup,
+        data_paths,
+        layer_list,
+        probe_names,
+        seed_list,
+    )
+    from .probing import encoder_features, read_saved, run_probe
+
+    device = check_device(device)  # a missing or invalid device fails before any work
+    saved = read_saved(Path(load)) if load is not None else None
+    names = probe_names(saved, encoder, None if layer is None else str(layer), task, probe)
+    setup = build_setup(get_registry(), names[0], names[2], names[3],
+                        list(params) if not isinstance(params, Mapping) else params,
+                        saved, encoder)
+    layers = layer_list(names[1], saved)
+    if saved is not None:
+        check_saved_setup(saved, setup, layers)  # type: ignore[arg-type]
+    features = encoder_features(names[0], params=setup.enc_params or None, device=device)
+    tests, train_p, dev_p = data_paths([test] if isinstance(test, str) else list(test),
+                                       train, dev)
+    language = infer_language(tests[:1], lang)
+    if layers is None:
+        layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
+    kw = dict(encoder=names[0], task=setup.task, probe=setup.probe, layers=layers, tests=tests,
+              features=features, train=train_p, dev=dev_p, seed=seed, device=device,
+              save=save, load=load, keep_predictions=keep_predictions, baselines=baselines,
+              encoder_params=setup.enc_params, encoder_identity=setup.identity, fuse=fuse,
+              on_layer=(lambda r: on_layer(r, setup.task)) if on_layer else None)
+    seed_ints = seed_list(seeds) if isinstance(seeds, str) else list(seeds or [])
+    opts = AnalysisOptions(control, mdl, bootstrap, seed_ints)
+    run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
+    return ProbeResult(run, language, names[1] == "all")
+
+
+# ------------------------------------------------------------------ behaviour
+@dataclass(repr=False)
+class ScoreResult(ResultTable):
+    """Minimal pairs scored by an LM: ``summary`` (accuracy with its interval, ties, mean
+    log-probabilities, what ``synrob score`` prints) and ``rows``, one per scored pair."""
+
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[str], *,
+                lm: str = "smollm2", bootstrap: int = 1000, seed: int = 0,
+                device: str = "auto", batch_size: int = 32, limit: int | None = None,
+                dtype: str = "auto", chunk: int = 64,
+                progress: Callable[[int, int], None] | None = None) -> ScoreResult:
+    """Does ``lm`` prefer the original? Score aligned original/perturbed CoNLL-U pairs (as
+    ``synrob score``): pairs aligned by ``# synrob.source`` (else position), unchanged pairs
+    skipped and counted, a bootstrap over source sentences for the accuracy's interval.
+    ``progress(done, total)`` is called after each ``chunk`` pairs."""
+    from synrob.perturb.device import check_device
+    from synrob.perturb.dtype import check_dtype
+    from synrob.perturb.errors import ParameterError
+    from synrob.perturb.lm import load_lm
+
+    from . import behaviour as bh
+    from .probe_setup import one_path
+
+    device = check_device(device)
+    check_dtype(dtype)
+    if bootstrap < 0 or batch_size < 1 or (limit is not None and limit < 1):
+        raise ParameterError("bootstrap must be >= 0, batch_size >= 1 and limit >= 1")
+    pairs, how = bh.pair_sentences(one_path(os.fspath(original), "original"),
+                                   one_path(os.fspath(perturbed), "perturbed"))
+    kept, skipped = bh.split_unchanged(pairs[:limit] if limit is not None else pairs)
+    loaded = load_lm(lm, device=device, dtype=dtype)
+    scores: list[Any] = []
+    for i in range(0, len(kept), chunk):
+        scores.extend(bh.score_pairs(loaded, kept[i:i + chunk], batch_size=batch_size))
+        if progress is not None:
+            progress(len(scores), len(kept))
+    summary = {**bh.preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
+               "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
+               "bootstrap": bootstrap, "seed": seed}
+    out = ScoreResult(summary, [s.as_dict() for s in scores])
+    out.title = f"score --lm {lm}: {summary['accuracy']:.3f} prefer the original"
+    return out
+
+
+# ------------------------------------------------------------------ experiments
+def list_experiments() -> list[dict[str, Any]]:
+    """Every registered experiment: name, version, summary, paper, parameters, presets."""
+    from synrob.perturb.params import describe_component
+    from synrob.perturb.plugins import get_registry
+
+    return [{**describe_component(c.cls), "presets": list(c.cls.presets),
+             "distribution": c.distribution}
+            for c in get_registry().components("experiment")]
+
+
+def make_experiment(name: str, preset: str | None = None, params: Params = ()) -> Any:
+    """The registered experiment ``name`` with ``preset`` (default ``default``) and
+    ``params`` (dict, or ``key=value`` strings) overriding it."""
+    from synrob.perturb.params import parse_assignments
+    from synrob.perturb.plugins import get_registry
+
+    cls = get_registry().get("experiment", name)
+    given = dict(params) if isinstance(params, Mapping) else parse_assignments(list(params))
+    return cls.from_preset(preset or "default", **given)
+
+
+def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
+                   preset: str | None = None, params: Params = (), seed: int = 0,
+                   device: str = "auto", backend: str = "local", workers: int = 1,
+                   address: str | None = None, force: bool = False, lang: str | None = None,
+                   progress: Callable[..., Any] | None = None,
+                   on_run: Callable[[str, Any, float], None] | None = None
+                   ) -> ExperimentResults:
+    """Run experiment ``name`` into ``out`` (default ``synrob-results/NAME``) as ``synrob
+    run`` does: prepare, execute the unfinished runs of the grid (resuming), write
+    results.json, report.md, plots and report.html; returns the loaded results."""
+    from synrob.perturb.device import check_device
+
+    from .experiments.runner import run_experiment as _run
+
+    experiment = make_experiment(name, preset, params)
+    outdir = Path(out) if out is not None else Path("synrob-results") / name
+    device = check_device(device)  # fails before any work
+    result = _run(experiment, outdir, seed=seed, device=device, backend=backend,
+                  workers=workers, address=address, force=force, progress=progress,
+                  on_run=on_run, lang=lang)
+    loaded = load_results(outdir)
+    loaded.invocation = {"executed": result.executed, "reused": result.reused,
+                         "seconds": result.seconds, "stages": result.stages,
+                         "files": [str(f) for f in result.files]}
+    return loaded

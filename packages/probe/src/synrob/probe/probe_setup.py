@@ -1,0 +1,183 @@
+"""The components of a probe run, built from names and ``-p`` parameters (the CLI's
+``synrob probe`` and :func:`synrob.probe.api.probe` share them), and the run's JSON form."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .probes.base import Probe
+    from .probing import ProbeRun, SavedSetup
+    from .tasks.base import Task
+
+__all__ = ["ProbeSetup", "build_setup", "check_saved_setup", "data_paths", "layer_list",
+           "one_path", "probe_names", "route_params", "run_json", "seed_list"]
+
+
+def one_path(spec: str, what: str) -> str:
+    from synrob.perturb.data import resolve_input
+    from synrob.perturb.errors import ResourceError
+
+    paths = resolve_input(spec)
+    if len(paths) != 1 or str(paths[0]) == "-":
+        raise ResourceError(f"{what} {spec!r} must name one CoNLL-U file")
+    return str(paths[0])
+
+
+
+def route_params(assignments: dict[str, str], owners: dict[str, tuple[Any, ...]]
+                 ) -> dict[str, dict[str, str]]:
+    """Send each ``-p key=value`` to its component: ``task.k``, ``probe.k``, ``encoder.k``, or
+    an unprefixed key to the first of task, probe, encoder that declares it."""
+    from synrob.perturb.errors import ParameterError
+
+    out: dict[str, dict[str, str]] = {k: {} for k in owners}
+    for key, value in assignments.items():
+        owner, dot, name = key.partition(".")
+        if dot and owner in owners:
+            out[owner][name] = value
+            continue
+        for comp, params in owners.items():
+            if any(p.name == key for p in params):
+                out[comp][key] = value
+                break
+        else:
+            known = sorted({f"{c}.{p.name}" for c, ps in owners.items() for p in ps})
+            raise ParameterError(f"unknown parameter {key!r}; known: {', '.join(known)}")
+    return out
+
+
+
+def run_json(run: ProbeRun, many_layers: bool) -> dict[str, Any]:
+    """The ``--json`` object (results of the best layer; every layer under ``layers``)."""
+    best = run.best
+    out: dict[str, Any] = {
+        "encoder": run.encoder, "layer": best.layer, "task": run.task.name,
+        "probe": run.probe.name, "seed": run.seed, "results": best.results,
+        "baselines": run.baselines, "dev": best.dev,
+        "train_seconds": round(best.log.seconds, 3) if best.log else None,
+    }
+    if many_layers:
+        out["layers"] = {str(r.layer): {"results": r.results, "dev": r.dev} for r in run.layers}
+        for r in run.layers:
+            if "deltas" in r.extras:
+                out["layers"][str(r.layer)]["deltas"] = r.extras["deltas"]
+    if "deltas" in best.extras:
+        out["deltas"] = best.extras["deltas"]
+    if "seeds" in best.extras:
+        out["seeds"] = best.extras["seeds"]
+    return out
+
+
+
+@dataclass
+class ProbeSetup:
+    """The components of one ``synrob probe`` call, built from names and ``-p`` parameters."""
+
+    encoder: str
+    task_name: str
+    task: Task
+    probe: Probe
+    routed: dict[str, dict[str, str]]  # -p assignments per component (task, probe, encoder)
+    enc_params: dict[str, Any]         # encoder parameters (with a saved probe's, if any)
+    identity: dict[str, Any]           # the encoder's identity, checked against a saved probe
+
+
+
+def probe_names(saved: SavedSetup | None, encoder: str | None, layer: str | None, task: str | None,
+           probe_name: str | None) -> tuple[str, str, str, str | None]:
+    """Encoder, layer, task and probe names: what is not given is taken from a saved probe's
+    ``probe.json``; the encoder and the layer are required, the task defaults to distance."""
+    from synrob.perturb.errors import SynrobError
+
+    if saved is not None:  # what is not given is taken from probe.json; the rest must agree
+        encoder = encoder or saved.meta.get("encoder")
+        task = task or saved.meta.get("task")
+        probe_name = probe_name or saved.meta.get("probe")
+        if layer is None:
+            layer = "all" if saved.many else str(saved.layers[0])
+    if encoder is None:
+        raise SynrobError("--encoder is required (or --load a saved probe)")
+    if layer is None:
+        raise SynrobError("--layer is required: a layer number or 'all'")
+    return encoder, layer, task or "distance", probe_name
+
+
+
+def build_setup(reg: Any, encoder: str, task: str, probe_name: str | None,
+                param: list[str] | Mapping[str, Any],
+                saved: SavedSetup | None, given_encoder: str | None) -> ProbeSetup:
+    """Task, probe and encoder parameters from the registry and ``-p``; a saved probe's encoder
+    parameters apply when the same encoder (or none) is given."""
+    from synrob.perturb.params import parse_assignments
+
+    from .encoders.resolve import resolve_encoder, spec_target
+
+    task_cls = reg.get("task", task)
+    probe_cls = reg.get("probe", probe_name or task_cls.default_probe)
+    enc_cls = reg.get("encoder", spec_target(encoder)[0])
+    given = parse_assignments(param) if isinstance(param, list) else dict(param)
+    routed = route_params(given, {
+        "task": task_cls.params, "probe": probe_cls.params, "encoder": getattr(enc_cls, "params", ())})
+    task_obj = task_cls(**routed["task"])
+    probe_obj = probe_cls(**routed["probe"])
+    enc_params: dict[str, Any] = dict(routed["encoder"])
+    if saved is not None and given_encoder in (None, saved.meta.get("encoder")):
+        enc_params = {**saved.meta.get("encoder_params", {}), **enc_params}
+    identity = resolve_encoder(encoder, enc_params).identity()
+    return ProbeSetup(encoder, task, task_obj, probe_obj, routed, enc_params, identity)
+
+
+
+def layer_list(layer: str, saved: SavedSetup | None) -> list[int] | None:
+    """``--layer`` as a list; None for ``all`` without a saved probe (every encoded layer)."""
+    from synrob.perturb.errors import SynrobError
+
+    if layer != "all":
+        try:
+            return [int(layer)]
+        except ValueError:
+            raise SynrobError(f"--layer must be a number or 'all', not {layer!r}") from None
+    return saved.layers if saved is not None else None
+
+
+
+def check_saved_setup(saved: SavedSetup, setup: ProbeSetup, layers: list[int]) -> None:
+    """A saved probe must have been trained on this encoder, layers, task and probe."""
+    from .probing import check_saved
+
+    task_obj, probe_obj, routed = setup.task, setup.probe, setup.routed
+    check_saved(saved, encoder=setup.encoder, identity=setup.identity, layers=layers,
+                task=setup.task_name,
+                task_params={k: task_obj.options[k] for k in routed["task"]},
+                probe=probe_obj.name,
+                probe_params={k: probe_obj.options[k] for k in routed["probe"]})
+
+
+
+def data_paths(test: list[str], train: str | None, dev: str | None
+                ) -> tuple[list[str], str | None, str | None]:
+    """The test, train and dev files, each one CoNLL-U file."""
+    tests = [one_path(t, "--test") for t in test]
+    train_p = one_path(train, "--train") if train else None
+    dev_p = one_path(dev, "--dev") if dev else None
+    return tests, train_p, dev_p
+
+
+
+def seed_list(seeds: str | None) -> list[int]:
+    from synrob.perturb.errors import ParameterError
+
+    if not seeds:
+        return []
+    try:
+        out = [int(x) for x in seeds.split(",") if x.strip()]
+    except ValueError:
+        raise ParameterError(f"--seeds must be comma-separated integers, not {seeds!r}") from None
+    if len(set(out)) != len(out) or not out:
+        raise ParameterError(f"--seeds must list distinct integers, not {seeds!r}")
+    return out
+
+
