@@ -14,7 +14,7 @@ import pytest
 PERTURB_API = ["__version__", "read_conllu", "write_conllu", "list_perturbers", "make_perturber",
                "perturb", "PerturbResult", "Sentence", "Perturber", "PerturbRecord", "chrf2",
                "levenshtein", "compression_rates", "SynrobError", "ResultTable"]
-PROBE_API = ["__version__", "encode", "probe", "score_pairs", "run_experiment",
+PROBE_API = ["__version__", "encode", "probe", "erase", "EraseResult", "score_pairs", "run_experiment",
              "list_experiments", "make_experiment", "ProbeResult", "ScoreResult", "load_results",
              "ExperimentResults", "compare", "Comparison", "write_comparison"]
 

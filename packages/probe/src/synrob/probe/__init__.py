@@ -14,7 +14,8 @@ except PackageNotFoundError:  # pragma: no cover
 #: The public Python API (docs/python.md): name -> module, imported on first access (PEP 562),
 #: so ``import synrob.probe`` imports no torch. Every other module path is private.
 _EXPORTS = {
-    "encode": "api", "probe": "api", "score_pairs": "api", "run_experiment": "api",
+    "encode": "api", "probe": "api", "erase": "api", "EraseResult": "api",
+    "score_pairs": "api", "run_experiment": "api",
     "list_experiments": "api", "make_experiment": "api", "ProbeResult": "api", "ScoreResult": "api",
     "load_results": "results", "ExperimentResults": "results",
     "compare": "comparison", "Comparison": "comparison", "write_comparison": "comparison",

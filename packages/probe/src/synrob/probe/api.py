@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from .representations import RepresentationSet
     from .tasks.base import Task
 
-__all__ = ["Comparison", "ExperimentResults", "ProbeResult", "ScoreResult", "compare", "encode",
-           "list_experiments", "load_results", "probe", "run_experiment", "score_pairs"]
+__all__ = ["Comparison", "EraseResult", "ExperimentResults", "ProbeResult", "ScoreResult",
+           "compare", "encode", "erase", "list_experiments", "load_results", "probe",
+           "run_experiment", "score_pairs"]
 
 Params = Mapping[str, Any] | Sequence[str]
 
@@ -270,3 +271,87 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
                          "seconds": result.seconds, "stages": result.stages,
                          "files": [str(f) for f in result.files]}
     return loaded
+
+
+# ------------------------------------------------------------------ erasure
+@dataclass(repr=False)
+class EraseResult(ResultTable):
+    """An erasure (:func:`erase`): ``run`` (the LEACE eraser, its random control, each task's
+    accuracies), ``summary`` (what ``synrob erase --json`` prints) and ``rows``: per task and
+    condition (``before``, ``leace``, ``random``) its test accuracy beside the majority
+    rate, then the paired differences with their intervals and p-values."""
+
+    run: Any
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        s = self.summary
+        self.title = f"erase {s['task']} at {s['encoder']} layer {s['layer']} (rank {s['rank']})"
+        base = {"encoder": s["encoder"], "layer": s["layer"], "erased": s["task"],
+                "seed": s["seed"], "lang": s["lang"]["code"]}
+        for name, r in [(s["task"], s), *s["also"].items()]:
+            for cond in ("before", "after", "random"):
+                self.rows.append({**base, "task": name, "condition": cond.replace(
+                    "after", "leace"), "metric": "accuracy", "value": r[f"accuracy_{cond}"],
+                    "majority": r["majority"]})
+            for key, d in r.items():
+                if isinstance(d, dict) and "ci95" in d:
+                    self.rows.append({**base, "task": name, "condition": key,
+                                      "metric": "difference", "value": d["value"],
+                                      "ci_low": d["ci95"][0], "ci_high": d["ci95"][1],
+                                      "p_value": d["p_value"]})
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the LEACE eraser to ``path`` and its random control to
+        ``NAME.random.safetensors`` beside it (what ``synrob score --erase`` reads)."""
+        from .erasure.setup import random_path
+        from .erasure.store import save_eraser
+
+        save_eraser(Path(path), self.run.eraser)
+        save_eraser(random_path(Path(path)), self.run.control)
+        return Path(path)
+
+
+def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
+          layer: int | None = None, task: str | None = None, params: Params = (),
+          control: bool = False, also: str | None = None,
+          load: str | os.PathLike[str] | None = None, fit: str = "lbfgs", seed: int = 0,
+          bootstrap: int = 1000, device: str = "auto", lang: str | None = None,
+          progress: Callable[..., Any] | None = None) -> EraseResult:
+    """Fit LEACE on ``task``'s labels (e.g. ``feats`` with ``params={"feature": "Number"}``)
+    at ``layer`` of ``encoder`` on ``train`` (or ``load`` a saved eraser), and retrain a linear
+    probe on the erased, randomly erased and original vectors, as ``synrob erase`` does;
+    ``also`` names other tasks to probe before and after (``"pos,deprel"``)."""
+    from synrob.perturb.device import check_device
+    from synrob.perturb.language import infer_language
+    from synrob.perturb.plugins import get_registry
+
+    from .erasure import setup as es
+    from .erasure.amnesic import run_amnesic
+    from .erasure.store import load_eraser
+    from .probe_setup import one_path
+    from .probing import encoder_features
+
+    device = check_device(device)  # a missing or invalid device fails before any work
+    reg = get_registry()
+    saved = load_eraser(Path(load)) if load is not None else None
+    given = list(params) if not isinstance(params, Mapping) else [
+        f"{k}={v}" for k, v in params.items()]
+    setup = es.build_erase_setup(reg, es.erase_names(saved, encoder, layer, task), given,
+                                 saved, control, seed)
+    paths = {k: one_path(v, f"--{k}") for k, v in (("train", train), ("dev", dev),
+                                                    ("test", test))}
+    language = infer_language([paths["test"]], lang)
+    if saved is not None:
+        es.check_loaded(saved, Path(load), setup, control, paths["train"])  # type: ignore[arg-type]
+    features = encoder_features(setup.encoder, params=setup.enc_params or None, device=device,
+                                layers=[setup.layer])
+    run = run_amnesic(task=setup.task, probe=setup.probe, features=features, layer=setup.layer,
+                      also=es.also_tasks(reg, also), seed=seed, device=device, eraser=saved,
+                      fit=fit, meta=es.eraser_meta(setup, control, seed, paths["train"],
+                                                   language.code),
+                      progress=progress, **paths)
+    summary = {**es.result_json(run, setup, bootstrap, seed, fit),
+               "lang": {"code": language.code, "source": language.source}, **paths}
+    return EraseResult(run, summary)

@@ -107,7 +107,6 @@ def plot_metric(comparison: Comparison, metric: str, dest: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
-
     from synrob.perturb.atomic import atomic_path
 
     series = _series(comparison.rows, metric)
