@@ -10,6 +10,8 @@ Layout of ``OUTDIR``::
                       whose name starts with ``_`` (resampled values) stay in ``runs/``
     results.csv       the rows as CSV
     report.md, *.png  written by the experiment's ``report``
+    report.html       one self-contained page: report.md, the figures inlined, every row of
+                      results.json and the provenance (:mod:`synrob.probe.html_report`)
 
 A run's id hashes the experiment's name, version and seed with the run's *content key*
 (:func:`.data.content_key`: files by the SHA-256 of their content, perturbers by name, version
@@ -32,6 +34,7 @@ from typing import Any
 from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.errors import ParameterError
 
+from ..html_report import write_report_html
 from ..representations import package_versions
 from .backends import execute_runs
 from .base import Context, Experiment, Row, RunSpec
@@ -175,10 +178,12 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
                               out, rows, runs, executed=len(todo),
                               reused=len(specs) - len(todo), lang=lang_info)
     files = [write_csv(out / "results.csv", [public(r) for r in rows]), *files]
-    result.files = [out / "results.json", *files]
+    result.files = [out / "results.json", *files, out / "report.html"]
     result.seconds = time.perf_counter() - t0
     result.stages = {k: round(v, 3) for k, v in ctx.stages.items()}
-    _write_json(out / "results.json", result.as_json())
+    content = result.as_json()  # one dict: report.html shows exactly what results.json holds
+    write_report_html(out, content)
+    _write_json(out / "results.json", content)  # last: a complete results.json means done
     return result
 
 
