@@ -143,6 +143,18 @@ def test_save_load_round_trip_is_bit_exact(fitted, tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temporary file
 
 
+def test_rank_one_eraser_whose_projections_share_memory_saves(tmp_path: Path) -> None:
+    """A rank-1 random control's (1, d) right projection is a view of its (d, 1) left one;
+    safetensors refuses shared tensors, so save_eraser must copy (found by docs/python.md:
+    `synrob erase -o` of a two-class Number eraser failed on its random control)."""
+    gen = torch.Generator().manual_seed(0)
+    u = torch.nn.functional.normalize(torch.randn(8, 1, generator=gen), dim=0)
+    e = Eraser("random", u, u.T, torch.zeros(8), torch.zeros(2, 8), ["Plur", "Sing"])
+    assert e.proj_right.is_contiguous() and e.proj_right.data_ptr() == u.data_ptr()
+    back = load_eraser(save_eraser(tmp_path / "r.safetensors", e))
+    assert torch.equal(back.proj_left, u) and torch.equal(back.proj_right, u.T)
+
+
 def test_load_refuses_what_is_not_an_eraser(tmp_path: Path) -> None:
     from safetensors.torch import save_file
 

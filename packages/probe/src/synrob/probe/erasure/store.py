@@ -39,7 +39,8 @@ def save_eraser(path: str | Path, eraser: Eraser) -> Path:
     """Write ``eraser`` to ``path`` (safetensors, atomically); returns the path."""
     from safetensors.torch import save_file
 
-    tensors = {k: getattr(eraser, k).detach().to("cpu").float().contiguous() for k in _TENSORS}
+    tensors = {k: getattr(eraser, k).detach().to("cpu").float().contiguous().clone()
+               for k in _TENSORS}  # clone: a rank-1 right projection may view the left one
     header = {"format": FORMAT, "kind": eraser.kind, "labels": json.dumps(eraser.labels),
               "meta": json.dumps(eraser.meta, sort_keys=True, default=str)}
     with atomic_path(path) as tmp:
