@@ -34,6 +34,7 @@ from .training import (
 from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
+           "first_difference",
            "train_probe", "train_probes", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe",
            "run_probe", "evaluate_baselines",
            "SavedSetup", "read_saved", "check_saved"]
@@ -431,12 +432,12 @@ def _layers_text(layers: Sequence[int]) -> str:
     return f"layer {layers[0]}" if len(layers) == 1 else "layers " + ", ".join(map(str, layers))
 
 
-def _first_difference(a: Any, b: Any, path: tuple[str, ...] = ()
+def first_difference(a: Any, b: Any, path: tuple[str, ...] = ()
                       ) -> tuple[tuple[str, ...], Any, Any] | None:
     """The first (path, a value, b value) where two JSON values differ, or None."""
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
-            diff = _first_difference(a.get(k), b.get(k), (*path, str(k)))
+            diff = first_difference(a.get(k), b.get(k), (*path, str(k)))
             if diff is not None:
                 return diff
         return None
@@ -478,7 +479,7 @@ def check_saved(setup: SavedSetup, *, encoder: str, identity: dict[str, Any] | N
         if saved_spec != encoder:
             fail(f"encoder {saved_spec!r}", f"encoder {encoder!r}")
         return
-    diff = _first_difference(saved_id, json.loads(json.dumps(identity, default=str)))
+    diff = first_difference(saved_id, json.loads(json.dumps(identity, default=str)))
     if diff is None:
         return
     path, a, b = diff

@@ -88,17 +88,6 @@ def _check_shapes(p: Path, e: Eraser) -> None:
             f"{tuple(e.class_means.shape)}, {len(e.labels)} labels)")
 
 
-def _first_difference(a: Any, b: Any, path: tuple[str, ...] = ()
-                      ) -> tuple[tuple[str, ...], Any, Any] | None:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b)):
-            diff = _first_difference(a.get(k), b.get(k), (*path, str(k)))
-            if diff is not None:
-                return diff
-        return None
-    return None if a == b else (path, a, b)
-
-
 def check_eraser(eraser: Eraser, where: str | Path, *, encoder: str,
                  identity: dict[str, Any] | None, layer: int, dim: int | None, task: str,
                  task_params: dict[str, Any], control: bool) -> None:
@@ -114,7 +103,9 @@ def check_eraser(eraser: Eraser, where: str | Path, *, encoder: str,
 
     saved_id = meta.get("encoder_identity")
     if saved_id is not None and identity is not None:
-        diff = _first_difference(saved_id, json.loads(json.dumps(identity, default=str)))
+        from ..probing import first_difference
+
+        diff = first_difference(saved_id, json.loads(json.dumps(identity, default=str)))
         if diff is not None:
             path, a, b = diff
             if meta.get("encoder") != encoder or path[0] == "encoder":
