@@ -287,3 +287,51 @@ def test_finite_mean_keeps_each_former_helper() -> None:
         got, want = finite_mean(v), old_list_mean(v)
         assert (math.isnan(got) and math.isnan(want)) or got == want
 
+
+
+class TrainsHalf(ChangeRate):
+    """Each run spends ~0.1 s "training" (on the probe-training clock) and ~0.1 s otherwise."""
+
+    name = "test-trains-half"
+
+    def execute(self, spec, ctx):
+        from synrob.probe.clock import TRAINING, timed
+
+        with timed(TRAINING):
+            time.sleep(0.1)
+        time.sleep(0.1)
+        return [{"perturbation": spec.key["kind"], "metric": "x", "value": 1.0}]
+
+
+def test_runs_record_their_training_share(tmp_path: Path) -> None:
+    """Each run file records train_seconds; results.json's run_time sums the executed runs
+    (reused ones are not counted again) and gives training's share."""
+    first = run_experiment(TrainsHalf(), tmp_path / "res")
+    rt = json.loads((tmp_path / "res" / "results.json").read_text())["run_time"]
+    assert rt == first.run_time and rt["runs"] == 2
+    assert 0.2 <= rt["training_seconds"] < rt["seconds"]
+    assert 0.3 < rt["training_share"] < 0.7
+    for f in (tmp_path / "res" / "runs").glob("*.json"):
+        assert json.loads(f.read_text())["provenance"]["train_seconds"] >= 0.1
+    again = run_experiment(TrainsHalf(), tmp_path / "res")
+    assert again.run_time == {"runs": 0, "seconds": 0.0, "training_seconds": 0.0,
+                              "training_share": None}
+
+
+def test_probe_training_runs_on_the_clock() -> None:
+    """training.fit adds its wall time (TrainLog.seconds) to the clock."""
+    import numpy as np
+    from synrob.perturb.plugins import get_registry
+    from synrob.probe.clock import TRAINING
+    from synrob.probe.training import Features, fit, make_batches
+
+    rng = np.random.default_rng(0)
+    feats = Features(rng.normal(size=(40, 8)).astype(np.float32),
+                     np.arange(0, 41, 4, dtype=np.int64))
+    targets = [rng.integers(0, 3, size=4) for _ in range(10)]
+    probe = get_registry().get("probe", "linear")(epochs=2)
+    module = probe.build(8, 3, "tag")
+    before = TRAINING.seconds
+    log = fit(probe, module, make_batches(feats, "tag", targets),
+              make_batches(feats, "tag", targets))
+    assert TRAINING.seconds - before == pytest.approx(log.seconds)

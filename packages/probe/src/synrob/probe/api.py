@@ -269,6 +269,7 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
     loaded = load_results(outdir)
     loaded.invocation = {"executed": result.executed, "reused": result.reused,
                          "seconds": result.seconds, "stages": result.stages,
+                         "run_time": result.run_time,
                          "files": [str(f) for f in result.files]}
     return loaded
 

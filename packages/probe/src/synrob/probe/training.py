@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import clock
+
 if TYPE_CHECKING:
     import torch
 
@@ -304,6 +306,7 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
     module.load_state_dict(best_state)
     module.eval()
     log.seconds = time.perf_counter() - t0
+    clock.TRAINING.add(log.seconds)
     return log
 
 
@@ -336,6 +339,12 @@ def fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBat
     and log are the same (bit for bit with the CPU kernels checked in tests/probe/test_fused.py).
     ``TrainLog.seconds`` of a layer is the wall time until it stopped (shared by the layers).
     """
+    with clock.timed(clock.TRAINING):
+        return _fit_layers(probe, modules, train, dev, seed)
+
+
+def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBatches,
+                dev: LayerBatches, seed: int) -> list[TrainLog]:
     import torch
 
     n = len(modules)

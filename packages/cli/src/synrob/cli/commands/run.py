@@ -76,6 +76,11 @@ def run_experiment(
     info(f"synrob: {exp_name}: {result['executed']} runs executed, {result['reused']} reused "
          f"from {outdir}/runs, {result['seconds']:.1f} s")
     info("synrob: stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in result["stages"].items()))
+    rt = result["run_time"]
+    if rt.get("training_share") is not None:
+        info(f"synrob: runs: {rt['runs']} executed in {rt['seconds']:.1f} s, of which probe "
+             f"training {rt['training_seconds']:.1f} s ({100 * rt['training_share']:.0f} %); "
+             "the rest: loading representations, scoring, bootstrap")
     if as_json:
         emit_json(json.loads((outdir / "results.json").read_text(encoding="utf-8")))
         return

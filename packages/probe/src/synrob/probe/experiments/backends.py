@@ -28,16 +28,19 @@ OnDone = Callable[[str, RunSpec, list[Row], float, dict[str, Any]], None]
 def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context
                 ) -> tuple[list[Row], float, dict[str, Any]]:
     """Execute one run (in any process); return its rows, the seconds it took and where and
-    when it ran: ``{"finished": UTC time, "host", "versions"}`` measured in that process."""
+    when it ran: ``{"finished": UTC time, "host", "versions", "train_seconds"}`` measured in
+    that process (``train_seconds``: the part spent training probes, :mod:`..clock`)."""
     import platform
 
+    from ..clock import TRAINING
     from .data import utc_now
     from .runner import versions
 
-    t0 = time.perf_counter()
+    t0, trained = time.perf_counter(), TRAINING.seconds
     rows = experiment.execute(spec, ctx)
     seconds = time.perf_counter() - t0
-    return rows, seconds, {"finished": utc_now(), "host": platform.node(), "versions": versions()}
+    return rows, seconds, {"finished": utc_now(), "host": platform.node(), "versions": versions(),
+                           "train_seconds": round(TRAINING.seconds - trained, 3)}
 
 
 def _execute_pickled(payload: bytes) -> tuple[list[Row], float, dict[str, Any]]:

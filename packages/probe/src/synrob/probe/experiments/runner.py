@@ -42,7 +42,7 @@ from .data import content_keys, key_components, utc_now
 from .intervals import public
 from .report import write_csv
 
-__all__ = ["ExperimentResult", "run_experiment", "versions"]
+__all__ = ["ExperimentResult", "run_experiment", "run_time", "versions"]
 
 
 @dataclass
@@ -67,6 +67,8 @@ class ExperimentResult:
     stages: dict[str, float] = field(default_factory=dict)
     #: The treebanks' language: ``{"code": "tr", "source": "from the file name ..."}``.
     lang: dict[str, str] = field(default_factory=dict)
+    #: Where the executed runs' time went (:func:`run_time`): probe training against the rest.
+    run_time: dict[str, Any] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         """The content of ``results.json``."""
@@ -74,7 +76,7 @@ class ExperimentResult:
             "experiment": self.experiment, "version": self.version, "options": self.options,
             "lang": self.lang, "seed": self.seed, "written": utc_now(), "versions": versions(), "runs": self.runs,
             "executed": self.executed, "reused": self.reused,
-            "seconds": round(self.seconds, 3), "stages": self.stages,
+            "seconds": round(self.seconds, 3), "stages": self.stages, "run_time": self.run_time,
             "files": [str(p.relative_to(self.outdir)) for p in self.files],
             "rows": [public(r) for r in self.rows],
         }
@@ -180,11 +182,24 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     files = [write_csv(out / "results.csv", [public(r) for r in rows]), *files]
     result.files = [out / "results.json", *files, out / "report.html"]
     result.seconds = time.perf_counter() - t0
-    result.stages = {k: round(v, 3) for k, v in ctx.stages.items()}
+    result.stages, result.run_time = {k: round(v, 3) for k, v in ctx.stages.items()}, run_time(runs)
     content = result.as_json()  # one dict: report.html shows exactly what results.json holds
     write_report_html(out, content)
     _write_json(out / "results.json", content)  # last: a complete results.json means done
     return result
+
+
+def run_time(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of the runs executed by this invocation: their seconds summed (each measured inside its
+    worker: loading representations, training, scoring, bootstrap), the part spent training
+    probes (``provenance.train_seconds``, :mod:`..clock`), and its share. Process start and
+    shipping, outside any run, are the ``runs`` stage's wall time minus the runs' (with one
+    worker)."""
+    fresh = [r for r in runs if not r["reused"]]
+    total = sum(float(r["seconds"]) for r in fresh)
+    train = sum(float(r["provenance"].get("train_seconds", 0.0)) for r in fresh)
+    return {"runs": len(fresh), "seconds": round(total, 3), "training_seconds": round(train, 3),
+            "training_share": round(train / total, 4) if total > 0 else None}
 
 
 def _start(out: Path, experiment: Experiment, lang: str | None, seed: int) -> dict[str, str]:
