@@ -231,3 +231,34 @@ def test_mst_pairs_batch_uses_both_paths_and_keeps_their_trees(monkeypatch):
     calls.clear()
     got = metrics.mst_pairs_batch(w, lens)
     assert calls and [a.tolist() for a in got] == list(_per_sentence_pairs(w, lens))
+
+
+def test_dspr_columns_batched_by_length_equal_sentence_by_sentence() -> None:
+    """The length-batched row Spearman gives, bit for bit, each sentence's own mean (ties in
+    gold and predictions, a constant prediction, lengths outside 5..50)."""
+    import warnings
+
+    from synrob.probe.metrics import _dspr_columns, row_spearman
+
+    rng = np.random.default_rng(1)
+    preds, golds = [], []
+    for n in [3, 5, 5, 7, 7, 7, 12, 51, 9, 9]:
+        g = np.abs(np.subtract.outer(rng.integers(0, 4, n), rng.integers(0, 4, n))).astype(float)
+        g = np.triu(g, 1) + np.triu(g, 1).T
+        p = g + rng.normal(size=(n, n))
+        preds.append(np.rint(p) if n == 9 else p)
+        golds.append(g)
+    preds[4] = np.zeros_like(preds[4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the constant sentence's nanmean
+        values, lengths = _dspr_columns(preds, golds, 5, 50)
+    for i, (p, g) in enumerate(zip(preds, golds, strict=True)):
+        n = g.shape[0]
+        if not 5 <= n <= 50:
+            assert np.isnan(values[i]) and lengths[i] == -1
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            alone = float(np.nanmean(row_spearman(p, g)))
+        assert lengths[i] == n
+        assert (np.isnan(alone) and np.isnan(values[i])) or alone == values[i]

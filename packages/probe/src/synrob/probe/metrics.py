@@ -266,13 +266,31 @@ def distance_scores(pred_dists: Sequence[np.ndarray], gold_dists: Sequence[np.nd
         cols[2, i] = len(gold_all[i] & mst_edges(pd))
         cols[3, i] = len(gold_all[i])
         n = gd.shape[0]
-        if lo <= n <= hi:
-            cols[4, i] = float(np.nanmean(row_spearman(pd, np.asarray(gd, dtype=np.float64))))
-            cols[5, i] = n
         iu = _upper_pairs(n)
         cols[6, i] = np.sum(np.rint(pd[iu]) == np.asarray(gd)[iu])
         cols[7, i] = iu[0].size
+    cols[4], cols[5] = _dspr_columns(pred_dists, gold_dists, lo, hi)
     return DistanceScores(*cols)
+
+
+def _dspr_columns(pred_dists: Sequence[np.ndarray], gold_dists: Sequence[np.ndarray], lo: int,
+                  hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each sentence's mean row Spearman (NaN outside ``lo..hi``) and its length (-1 outside),
+    (k,) each. The rows of all sentences of one length go through :func:`row_spearman` at once;
+    each row's value is the one computed alone (every step is per row)."""
+    k = len(pred_dists)
+    values, lengths = np.full(k, np.nan), np.full(k, -1.0)
+    by_len: dict[int, list[int]] = defaultdict(list)
+    for i, gd in enumerate(gold_dists):
+        if lo <= gd.shape[0] <= hi:
+            by_len[gd.shape[0]].append(i)
+    for n, idx in by_len.items():
+        pred = np.concatenate([np.asarray(pred_dists[i], dtype=np.float64) for i in idx])
+        gold = np.concatenate([np.asarray(gold_dists[i], dtype=np.float64) for i in idx])
+        rho = row_spearman(pred, gold).reshape(len(idx), n)  # (sentences, n)
+        values[idx] = np.nanmean(rho, axis=1)  # an all-NaN sentence: NaN (and numpy's warning)
+        lengths[idx] = n
+    return values, lengths
 
 
 def rank_rows(a: np.ndarray) -> np.ndarray:
