@@ -24,7 +24,8 @@ __all__ = ["ExperimentResults", "load_results"]
 @dataclass(repr=False)
 class ExperimentResults(ResultTable):
     """One experiment's results directory: ``rows`` (every row of ``results.json``, plus
-    ``experiment_version``, ``lang``, ``model`` and ``source``), ``meta`` (the rest of
+    ``experiment_version``, ``lang``, ``model``, ``synrob_version`` and ``source``: what a
+    row needs to be cited alone), ``meta`` (the rest of
     ``results.json``: options, seed, versions, runs, stages, files) and ``path``."""
 
     path: Path
@@ -96,7 +97,9 @@ def load_results(path: str | os.PathLike[str]) -> ExperimentResults:
         raise ResourceError(f"{target}: not a synrob results.json (no experiment and rows)")
     res = ExperimentResults(target.parent, {k: v for k, v in meta.items() if k != "rows"})
     extra = {"experiment_version": meta.get("version"), "lang": res.lang,
-             "model": res.options.get("model"), "source": res.label}
+             "model": res.options.get("model"),
+             "synrob_version": meta.get("versions", {}).get("synrob-probe"),
+             "source": res.label}
     res.rows = [{**r, **{k: v for k, v in extra.items() if k not in r},
                  "source": res.label} for r in meta["rows"]]
     res.title = f"{res.experiment} {meta.get('version', '')} ({res.label}): {target.parent}"
