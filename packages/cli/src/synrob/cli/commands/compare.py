@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 _Dirs = Annotated[list[Path], typer.Argument(
-    metavar="DIR...",
+    metavar="DIR",
     help="Results directories of one experiment (synrob run ... -o DIR): different models, "
     "languages or seeds.", show_default=False)]
 _Out = Annotated[Path, typer.Option(
