@@ -258,10 +258,10 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
     """
     from synrob.perturb.device import resolve_device
     from synrob.perturb.plugins import get_registry
+    from synrob.probe.normalize import inputs_for
     from synrob.probe.probing import evaluate_probe, predict_probe, train_probe
     from synrob.probe.stats import score
     from synrob.probe.tasks.base import load_gold
-    from synrob.probe.normalize import inputs_for
     from synrob.probe.training import make_batches, predict
 
     from ..intervals import annotate
