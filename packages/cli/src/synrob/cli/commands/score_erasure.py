@@ -76,7 +76,7 @@ def _control(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
     from synrob.probe.erasure.inside import check_lm_eraser
     from synrob.probe.erasure.store import load_eraser
 
-    from .erase import _random_path
+    from synrob.probe.erasure.setup import random_path as _random_path
 
     path = opts.erase_random
     beside = _random_path(Path(opts.erase))
