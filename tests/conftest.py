@@ -39,6 +39,22 @@ def ewt_test(ewt_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def ewt_slices(tmp_path_factory, ewt_train: Path, ewt_dev: Path, ewt_test: Path
+               ) -> dict[str, Path]:
+    """The first 300 train, 100 dev and 80 test sentences of EWT, as files (read only)."""
+    from itertools import islice
+
+    from synrob.perturb.corpus import read_conllu, write_conllu
+
+    d = tmp_path_factory.mktemp("ewt-slices")
+    out = {}
+    for name, src, n in (("train", ewt_train, 300), ("dev", ewt_dev, 100), ("test", ewt_test, 80)):
+        out[name] = d / f"{name}.conllu"
+        write_conllu(islice(read_conllu(src), n), out[name])
+    return out
+
+
+@pytest.fixture(scope="session")
 def sample_dev() -> Path:
     from synrob.perturb.data import sample_path
 

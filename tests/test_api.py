@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -96,15 +95,8 @@ def test_tables_to_pandas_and_html(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def slices(tmp_path_factory, ewt_train, ewt_dev, ewt_test):
-    from synrob.perturb.corpus import read_conllu, write_conllu
-
-    d = tmp_path_factory.mktemp("api-probe")
-    out = {}
-    for name, src, n in (("train", ewt_train, 300), ("dev", ewt_dev, 100), ("test", ewt_test, 80)):
-        out[name] = d / f"{name}.conllu"
-        write_conllu(islice(read_conllu(src), n), out[name])
-    return out
+def slices(ewt_slices):
+    return ewt_slices
 
 
 @pytest.mark.slow

@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from itertools import islice
 
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
-from synrob.perturb.corpus import read_conllu, write_conllu
+from synrob.perturb.corpus import read_conllu
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory, ewt_train, ewt_dev, ewt_test):
-    d = tmp_path_factory.mktemp("probe-cli")
-    out = {}
-    for name, src, n in (("train", ewt_train, 300), ("dev", ewt_dev, 100), ("test", ewt_test, 80)):
-        out[name] = d / f"{name}.conllu"
-        write_conllu(islice(read_conllu(src), n), out[name])
-    return out
+def files(ewt_slices):
+    return ewt_slices
 
 
 def prim_edges(dist: list[list[float]], keep: list[int]) -> set[tuple[int, int]]:

@@ -11,6 +11,8 @@ so that ``import synrob.perturb`` stays light; every other module path is privat
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .lazy import lazy_exports
+
 try:
     __version__ = version("synrob-perturb")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
@@ -28,16 +30,4 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'synrob.perturb' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

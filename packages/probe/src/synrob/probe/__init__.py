@@ -6,6 +6,8 @@ transformers, gensim) are imported by the modules that need them, not here.
 
 from importlib.metadata import PackageNotFoundError, version
 
+from synrob.perturb.lazy import lazy_exports
+
 try:
     __version__ = version("synrob-probe")
 except PackageNotFoundError:  # pragma: no cover
@@ -24,16 +26,4 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'synrob.probe' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
