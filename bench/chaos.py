@@ -19,7 +19,8 @@ again to completion and compared with the reference:
   cache is shared and warmed by the reference run): after the kill ``results.json``,
   ``experiment.json`` and every ``runs/*.json`` are absent or valid JSON (run files and
   ``results.json`` with the reference's rows), derived data files, ``results.csv`` and
-  ``report.md`` absent or byte-identical to the reference's, PNG plots absent or complete;
+  ``report.md`` absent or byte-identical to the reference's, PNG plots and ``report.html``
+  (which shows the run's times in its provenance) absent or complete;
   after the re-run the rows of ``results.json`` equal the reference's (times, durations and
   provenance ignored) with the same run ids.
 
@@ -307,7 +308,7 @@ def chaos_encode(kills: int, workdir: Path, rng: random.Random, *,
 
 
 # ---------------------------------------------------------------------- run
-_RUN_IGNORED = ("written", "seconds", "stages", "executed", "reused", "versions")
+_RUN_IGNORED = ("written", "seconds", "stages", "run_time", "executed", "reused", "versions")
 
 
 def comparable_results(results: dict) -> dict:
@@ -354,6 +355,9 @@ def check_run_dir(out: Path, ref: Path) -> list[str]:
         elif path.suffix == ".png":
             if not path.read_bytes().endswith(PNG_END):
                 bad.append(f"{rel}: truncated PNG")
+        elif path.suffix == ".html":  # holds the run's times (provenance): whole, not identical
+            if not path.read_bytes().rstrip().endswith(b"</html>"):
+                bad.append(f"{rel}: truncated HTML")
         elif not twin.is_file() or path.read_bytes() != twin.read_bytes():
             bad.append(f"{rel}: not byte-identical to the reference's")
     return bad
