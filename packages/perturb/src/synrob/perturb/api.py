@@ -113,9 +113,11 @@ class PerturbResult(ResultTable):
 def _corpus(corpus: Corpus) -> tuple[list[Sentence], list[Path]]:
     """The sentences of ``corpus`` and the files they came from (none for sentences)."""
     if isinstance(corpus, (str, os.PathLike)):
+        from .corpus import iter_corpus
         from .data import resolve_input
 
-        return read_conllu(corpus), resolve_input(os.fspath(corpus))
+        paths = resolve_input(os.fspath(corpus))
+        return list(iter_corpus(paths)), paths
     return list(corpus), []
 
 

@@ -153,3 +153,14 @@ def resolve_input(spec: str) -> list[Path]:
     if not path.exists():
         raise ResourceError(f"{spec}: no such file")
     return [path]
+
+
+def resolve_one(spec: str | os.PathLike[str], what: str = "") -> Path:
+    """The one CoNLL-U file a spec names (a path, ``sample:NAME:SPLIT``, ``ud:NAME:SPLIT``); a
+    spec of several files, or stdin, is a :class:`ResourceError` that starts with ``what``
+    (e.g. ``--test``) when given."""
+    paths = resolve_input(os.fspath(spec))
+    if len(paths) != 1 or str(paths[0]) == "-":
+        prefix = f"{what} " if what else ""
+        raise ResourceError(f"{prefix}{os.fspath(spec)!r} must name one CoNLL-U file")
+    return paths[0]

@@ -38,12 +38,12 @@ def encode(corpus: str | os.PathLike[str], encoder: str, *, layers: Sequence[int
     """Word vectors of every sentence of ``corpus`` (one CoNLL-U file or spec) from ``encoder``
     (an alias such as ``minilm``/``smollm2``, a Hugging Face name or a path), through the
     representation cache: ``.layer_matrix(l)`` gives ``((n_words, dim), offsets)``."""
+    from synrob.perturb.data import resolve_one
     from synrob.perturb.device import check_device
 
-    from .probe_setup import one_path
     from .representations import encode_corpus
 
-    return encode_corpus(encoder, one_path(os.fspath(corpus), "corpus"), layers=layers,
+    return encode_corpus(encoder, resolve_one(corpus, "corpus"), layers=layers,
                          device=check_device(device), params=params)
 
 
@@ -153,9 +153,7 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
     device = check_device(device)  # a missing or invalid device fails before any work
     saved = read_saved(Path(load)) if load is not None else None
     names = probe_names(saved, encoder, None if layer is None else str(layer), task, probe)
-    setup = build_setup(get_registry(), names[0], names[2], names[3],
-                        list(params) if not isinstance(params, Mapping) else params,
-                        saved, encoder)
+    setup = build_setup(get_registry(), names[0], names[2], names[3], params, saved, encoder)
     layers = layer_list(names[1], saved)
     if saved is not None:
         check_saved_setup(saved, setup, layers)  # type: ignore[arg-type]
@@ -195,27 +193,21 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
     ``synrob score``): pairs aligned by ``# synrob.source`` (else position), unchanged pairs
     skipped and counted, a bootstrap over source sentences for the accuracy's interval.
     ``progress(done, total)`` is called after each ``chunk`` pairs."""
+    from synrob.perturb.data import resolve_one
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
-    from synrob.perturb.errors import ParameterError
     from synrob.perturb.lm import load_lm
 
     from . import behaviour as bh
-    from .probe_setup import one_path
 
     device = check_device(device)
     check_dtype(dtype)
-    if bootstrap < 0 or batch_size < 1 or (limit is not None and limit < 1):
-        raise ParameterError("bootstrap must be >= 0, batch_size >= 1 and limit >= 1")
-    pairs, how = bh.pair_sentences(one_path(os.fspath(original), "original"),
-                                   one_path(os.fspath(perturbed), "perturbed"))
+    bh.check_score_options(bootstrap, batch_size, limit)
+    pairs, how = bh.pair_sentences(str(resolve_one(original, "original")),
+                                   str(resolve_one(perturbed, "perturbed")))
     kept, skipped = bh.split_unchanged(pairs[:limit] if limit is not None else pairs)
     loaded = load_lm(lm, device=device, dtype=dtype)
-    scores: list[Any] = []
-    for i in range(0, len(kept), chunk):
-        scores.extend(bh.score_pairs(loaded, kept[i:i + chunk], batch_size=batch_size))
-        if progress is not None:
-            progress(len(scores), len(kept))
+    scores = bh.score_chunked(loaded, kept, batch_size=batch_size, chunk=chunk, progress=progress)
     summary = {**bh.preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
                "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
                "bootstrap": bootstrap, "seed": seed}
@@ -238,12 +230,12 @@ def list_experiments() -> list[dict[str, Any]]:
 def make_experiment(name: str, preset: str | None = None, params: Params = ()) -> Any:
     """The registered experiment ``name`` with ``preset`` (default ``default``) and
     ``params`` (dict, or ``key=value`` strings) overriding it."""
-    from synrob.perturb.params import parse_assignments
     from synrob.perturb.plugins import get_registry
 
+    from .probe_setup import given_params
+
     cls = get_registry().get("experiment", name)
-    given = dict(params) if isinstance(params, Mapping) else parse_assignments(list(params))
-    return cls.from_preset(preset or "default", **given)
+    return cls.from_preset(preset or "default", **given_params(params))
 
 
 def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
@@ -292,10 +284,9 @@ class EraseResult(ResultTable):
         base = {"encoder": s["encoder"], "layer": s["layer"], "erased": s["task"],
                 "seed": s["seed"], "lang": s["lang"]["code"]}
         for name, r in [(s["task"], s), *s["also"].items()]:
-            for cond in ("before", "after", "random"):
-                self.rows.append({**base, "task": name, "condition": cond.replace(
-                    "after", "leace"), "metric": "accuracy", "value": r[f"accuracy_{cond}"],
-                    "majority": r["majority"]})
+            for cond, key in (("before", "before"), ("leace", "after"), ("random", "random")):
+                self.rows.append({**base, "task": name, "condition": cond, "metric": "accuracy",
+                                  "value": r[f"accuracy_{key}"], "majority": r["majority"]})
             for key, d in r.items():
                 if isinstance(d, dict) and "ci95" in d:
                     self.rows.append({**base, "task": name, "condition": key,
@@ -324,6 +315,7 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
     at ``layer`` of ``encoder`` on ``train`` (or ``load`` a saved eraser), and retrain a linear
     probe on the erased, randomly erased and original vectors, as ``synrob erase`` does;
     ``also`` names other tasks to probe before and after (``"pos,deprel"``)."""
+    from synrob.perturb.data import resolve_one
     from synrob.perturb.device import check_device
     from synrob.perturb.language import infer_language
     from synrob.perturb.plugins import get_registry
@@ -331,18 +323,15 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
     from .erasure import setup as es
     from .erasure.amnesic import run_amnesic
     from .erasure.store import load_eraser
-    from .probe_setup import one_path
     from .probing import encoder_features
 
     device = check_device(device)  # a missing or invalid device fails before any work
     reg = get_registry()
     saved = load_eraser(Path(load)) if load is not None else None
-    given = list(params) if not isinstance(params, Mapping) else [
-        f"{k}={v}" for k, v in params.items()]
-    setup = es.build_erase_setup(reg, es.erase_names(saved, encoder, layer, task), given,
+    setup = es.build_erase_setup(reg, es.erase_names(saved, encoder, layer, task), params,
                                  saved, control, seed)
-    paths = {k: one_path(v, f"--{k}") for k, v in (("train", train), ("dev", dev),
-                                                    ("test", test))}
+    paths = {k: str(resolve_one(v, f"--{k}")) for k, v in (("train", train), ("dev", dev),
+                                                            ("test", test))}
     language = infer_language([paths["test"]], lang)
     if saved is not None:
         es.check_loaded(saved, Path(load), setup, control, paths["train"])  # type: ignore[arg-type]

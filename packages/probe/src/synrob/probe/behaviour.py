@@ -18,7 +18,7 @@ original's total log-probability is strictly higher (a tie is not a preference).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ import numpy as np
 from .stats import cluster_indices, percentile_interval, source_clusters
 
 __all__ = ["SentencePair", "PairScore", "pair_sentences", "split_unchanged", "score_pairs",
-           "preference_summary"]
+           "score_chunked", "check_score_options", "preference_summary"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,32 @@ def score_pairs(lm: Any, pairs: Sequence[SentencePair], *, batch_size: int = 32,
     n = len(pairs)
     return [PairScore(p, logprob[i], logprob[n + i], tokens[i], tokens[n + i])
             for i, p in enumerate(pairs)]
+
+
+def score_chunked(lm: Any, pairs: Sequence[SentencePair], *, batch_size: int = 32,
+                  chunk: int = 64, progress: Callable[[int, int], None] | None = None
+                  ) -> list[PairScore]:
+    """:func:`score_pairs` of ``chunk`` pairs at a time, calling ``progress(done, total)``
+    after each (``synrob score``'s progress bar; the API's ``progress=``)."""
+    scores: list[PairScore] = []
+    for i in range(0, len(pairs), chunk):
+        scores.extend(score_pairs(lm, pairs[i:i + chunk], batch_size=batch_size))
+        if progress is not None:
+            progress(len(scores), len(pairs))
+    return scores
+
+
+def check_score_options(bootstrap: int, batch_size: int, limit: int | None) -> None:
+    """``synrob score``'s numeric options (the API's keywords of the same names) are in range,
+    or a :class:`~synrob.perturb.errors.ParameterError` naming the first that is not."""
+    from synrob.perturb.errors import ParameterError
+
+    if bootstrap < 0:
+        raise ParameterError(f"--bootstrap must be 0 or more, not {bootstrap}")
+    if batch_size < 1:
+        raise ParameterError(f"--batch-size must be at least 1, not {batch_size}")
+    if limit is not None and limit < 1:
+        raise ParameterError(f"--limit must be at least 1, not {limit}")
 
 
 def preference_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed: int = 0

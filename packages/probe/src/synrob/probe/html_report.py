@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from synrob.perturb.atomic import write_text_atomic
+from synrob.perturb.table import columns_of
 
 __all__ = ["html_page", "write_report_html"]
 
@@ -149,18 +150,9 @@ def _cell(row: Mapping[str, Any], column: str, col: str) -> str:
     return f'<td class="{kind}" data-col="{col}">{_e(text)}</td>'
 
 
-def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The union of the rows' keys in first-seen order."""
-    seen: dict[str, None] = {}
-    for row in rows:
-        for key in row:
-            seen.setdefault(str(key), None)
-    return list(seen)
-
-
 def _table(caption: str, rows: Sequence[Mapping[str, Any]], index: int) -> str:
     rows = [{str(k): v for k, v in r.items()} for r in rows]
-    columns = _columns(rows)
+    columns = columns_of(rows)
     head = "".join(f'<th scope="col">{_e(c)}</th>' for c in columns)
     pairs = [(c, _e(c)) for c in columns]
     body = "\n".join("<tr>" + "".join(_cell(r, c, e) for c, e in pairs) + "</tr>" for r in rows)

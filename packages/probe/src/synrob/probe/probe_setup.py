@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,18 +13,15 @@ if TYPE_CHECKING:
     from .tasks.base import Task
 
 __all__ = ["ProbeSetup", "build_setup", "check_saved_setup", "data_paths", "layer_list",
-           "one_path", "probe_names", "route_params", "run_json", "seed_list"]
+           "given_params", "probe_names", "route_params", "run_json", "seed_list"]
 
 
-def one_path(spec: str, what: str) -> str:
-    from synrob.perturb.data import resolve_input
-    from synrob.perturb.errors import ResourceError
+def given_params(params: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
+    """Component parameters as given: a mapping as it is, ``key=value`` strings (``-p``)
+    parsed."""
+    from synrob.perturb.params import parse_assignments
 
-    paths = resolve_input(spec)
-    if len(paths) != 1 or str(paths[0]) == "-":
-        raise ResourceError(f"{what} {spec!r} must name one CoNLL-U file")
-    return str(paths[0])
-
+    return dict(params) if isinstance(params, Mapping) else parse_assignments(list(params))
 
 
 def route_params(assignments: dict[str, str], owners: dict[str, tuple[Any, ...]]
@@ -107,18 +104,16 @@ def probe_names(saved: SavedSetup | None, encoder: str | None, layer: str | None
 
 
 def build_setup(reg: Any, encoder: str, task: str, probe_name: str | None,
-                param: list[str] | Mapping[str, Any],
+                param: Mapping[str, Any] | Sequence[str],
                 saved: SavedSetup | None, given_encoder: str | None) -> ProbeSetup:
-    """Task, probe and encoder parameters from the registry and ``-p``; a saved probe's encoder
-    parameters apply when the same encoder (or none) is given."""
-    from synrob.perturb.params import parse_assignments
-
+    """Task, probe and encoder parameters from the registry and ``-p`` (:func:`given_params`);
+    a saved probe's encoder parameters apply when the same encoder (or none) is given."""
     from .encoders.resolve import resolve_encoder, spec_target
 
     task_cls = reg.get("task", task)
     probe_cls = reg.get("probe", probe_name or task_cls.default_probe)
     enc_cls = reg.get("encoder", spec_target(encoder)[0])
-    given = parse_assignments(param) if isinstance(param, list) else dict(param)
+    given = given_params(param)
     routed = route_params(given, {
         "task": task_cls.params, "probe": probe_cls.params, "encoder": getattr(enc_cls, "params", ())})
     task_obj = task_cls(**routed["task"])
@@ -160,9 +155,11 @@ def check_saved_setup(saved: SavedSetup, setup: ProbeSetup, layers: list[int]) -
 def data_paths(test: list[str], train: str | None, dev: str | None
                 ) -> tuple[list[str], str | None, str | None]:
     """The test, train and dev files, each one CoNLL-U file."""
-    tests = [one_path(t, "--test") for t in test]
-    train_p = one_path(train, "--train") if train else None
-    dev_p = one_path(dev, "--dev") if dev else None
+    from synrob.perturb.data import resolve_one
+
+    tests = [str(resolve_one(t, "--test")) for t in test]
+    train_p = str(resolve_one(train, "--train")) if train else None
+    dev_p = str(resolve_one(dev, "--dev")) if dev else None
     return tests, train_p, dev_p
 
 

@@ -98,8 +98,7 @@ def load_results(path: str | os.PathLike[str]) -> ExperimentResults:
     res = ExperimentResults(target.parent, {k: v for k, v in meta.items() if k != "rows"})
     extra = {"experiment_version": meta.get("version"), "lang": res.lang,
              "model": res.options.get("model"),
-             "synrob_version": meta.get("versions", {}).get("synrob-probe"),
-             "source": res.label}
+             "synrob_version": meta.get("versions", {}).get("synrob-probe")}
     res.rows = [{**r, **{k: v for k, v in extra.items() if k not in r},
                  "source": res.label} for r in meta["rows"]]
     res.title = f"{res.experiment} {meta.get('version', '')} ({res.label}): {target.parent}"

@@ -5,13 +5,10 @@ same rank."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from synrob.perturb.device import DEVICE_HELP
-
-if TYPE_CHECKING:
-    pass
 
 _OPTS = "Erasure options"
 

@@ -146,6 +146,16 @@ def _layer_reporter(res: Any, task_obj: Task) -> None:
          + (f" ({res.log.best_epoch + 1} epochs best, {res.log.seconds:.1f}s)" if res.log else ""))
 
 
+def _every_layer(layer: str | None, load: Path | None) -> bool:
+    """Whether ``--layer`` (without it, a ``--load``ed probe) means every layer, read before
+    any work; with neither, the missing ``--layer`` is reported by the run itself."""
+    from synrob.probe.probing import read_saved
+
+    if layer is not None:
+        return layer == "all"
+    return load is None or read_saved(load).many
+
+
 def _emit(result: ProbeResult, predictions: Path | None, as_json: bool) -> None:
     """Write ``--predictions``, then print the JSON object or the table."""
     from ..output import emit_json, info
@@ -174,15 +184,13 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
     from synrob.perturb.errors import ParameterError
     from synrob.probe.api import probe as run_probe
 
-    if plot is not None and layer != "all" and not (layer is None and load is not None):
+    if plot is not None and not _every_layer(layer, load):
         raise ParameterError("--plot draws the layer curve: it needs --layer all")
     result = run_probe(test, encoder=encoder, layer=layer, task=task, train=train, dev=dev,
                        probe=probe_name, params=param or [], seed=seed, seeds=seeds,
                        device=device, control=control, mdl=mdl, bootstrap=bootstrap,
                        baselines=baselines, save=save, load=load, fuse=fuse, lang=lang,
                        keep_predictions=predictions is not None, on_layer=_layer_reporter)
-    if plot is not None and not result.many:
-        raise ParameterError("--plot draws the layer curve: it needs --layer all")
     _emit(result, predictions, as_json)
     if plot is not None:
         _plot(result.run, plot)
@@ -191,12 +199,11 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
 def _plot(run: ProbeRun, dest: Path) -> None:
     """Draw the layer curve of the first test file into ``dest``."""
     from synrob.probe.layer_curve import curve_rows, plot_layer_curve
+    from synrob.probe.probe_setup import run_json
 
     from ..output import info
 
     metric = run.task.primary_metric
-    from synrob.probe.probe_setup import run_json
-
     rows = curve_rows(run_json(run, True)["layers"], metric)
     title = f"{run.encoder} {run.task.name} ({run.probe.name} probe)"
     info(f"synrob: wrote {plot_layer_curve(rows, dest, metric=metric, title=title)}")

@@ -99,19 +99,17 @@ def list_experiments(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
     """List the registered experiments, their papers and presets."""
-    from synrob.perturb.params import describe_component
-    from synrob.perturb.plugins import get_registry
+    from synrob.probe.api import list_experiments as described
 
-    comps = get_registry().components("experiment")
+    experiments = described()
     if as_json:
         from synrob.cli.output import emit_json
 
-        emit_json([{**describe_component(c.cls), "presets": list(c.cls.presets),
-                    "distribution": c.distribution} for c in comps])
+        emit_json(experiments)
         return
-    for c in comps:
-        presets = ", ".join(["default", *c.cls.presets])
-        typer.echo(f"{c.name:<16} {c.cls.summary} [presets: {presets}]")
+    for e in experiments:
+        presets = ", ".join(["default", *e["presets"]])
+        typer.echo(f"{e['name']:<16} {e['summary']} [presets: {presets}]")
 
 
 def register(app: typer.Typer) -> None:

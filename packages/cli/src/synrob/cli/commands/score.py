@@ -64,38 +64,16 @@ _Counterfactual = Annotated[bool, typer.Option(
     "size per token (seeded by --seed).")]
 
 
-def _one_file(spec: str) -> str:
-    from synrob.perturb.data import resolve_input
-    from synrob.perturb.errors import ResourceError
-
-    paths = resolve_input(spec)
-    if len(paths) != 1 or str(paths[0]) == "-":
-        raise ResourceError(f"{spec!r} must name one CoNLL-U file")
-    return str(paths[0])
-
-
-def _check_options(bootstrap: int, batch_size: int, limit: int | None) -> None:
-    from synrob.perturb.errors import ParameterError
-
-    if bootstrap < 0:
-        raise ParameterError(f"--bootstrap must be 0 or more, not {bootstrap}")
-    if batch_size < 1:
-        raise ParameterError(f"--batch-size must be at least 1, not {batch_size}")
-    if limit is not None and limit < 1:
-        raise ParameterError(f"--limit must be at least 1, not {limit}")
-
-
 def _score_all(lm: Any, pairs: list[SentencePair], batch_size: int, label: str = ""
                ) -> list[PairScore]:
-    from synrob.probe.behaviour import score_pairs
+    """:func:`~synrob.probe.behaviour.score_chunked` with a progress bar on stderr."""
+    from synrob.probe.behaviour import score_chunked
 
-    from ..output import progress
+    from ..output import progress_callback
 
-    chunks = [pairs[i:i + _CHUNK] for i in range(0, len(pairs), _CHUNK)]
-    scores: list[PairScore] = []
-    for chunk in progress(chunks, f"{label}scoring {len(pairs)} pairs", total=len(chunks)):
-        scores.extend(score_pairs(lm, chunk, batch_size=batch_size))
-    return scores
+    with progress_callback(f"{label}scoring {len(pairs)} pairs") as on_progress:
+        return score_chunked(lm, pairs, batch_size=batch_size, chunk=_CHUNK,
+                             progress=on_progress)
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -141,12 +119,13 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     """
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
+    from synrob.probe.behaviour import check_score_options
 
     from ..output import emit_json
 
     device = check_device(device)  # a missing or invalid device fails before any work
     check_dtype(dtype)
-    _check_options(bootstrap, batch_size, limit)
+    check_score_options(bootstrap, batch_size, limit)
     if erase is not None or erase_random is not None or layer is not None or counterfactual:
         from .score_erasure import ErasureOptions, score_with_eraser
 

@@ -74,9 +74,8 @@ def _control(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
 
     from synrob.probe.erasure.fit import random_control
     from synrob.probe.erasure.inside import check_lm_eraser
-    from synrob.probe.erasure.store import load_eraser
-
     from synrob.probe.erasure.setup import random_path as _random_path
+    from synrob.probe.erasure.store import load_eraser
 
     path = opts.erase_random
     beside = _random_path(Path(opts.erase))
@@ -92,12 +91,11 @@ def _control(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
 
 
 def _pairs(opts: ErasureOptions) -> tuple[list[Any], str, int]:
+    from synrob.perturb.data import resolve_one
     from synrob.perturb.errors import SynrobError
     from synrob.probe.behaviour import pair_sentences, split_unchanged
 
-    from .score import _one_file
-
-    pairs, how = pair_sentences(_one_file(opts.original), _one_file(opts.perturbed))
+    pairs, how = pair_sentences(str(resolve_one(opts.original)), str(resolve_one(opts.perturbed)))
     kept, skipped = split_unchanged(pairs[:opts.limit] if opts.limit is not None else pairs)
     if not kept:
         raise SynrobError(f"{opts.perturbed}: no pair to score (every sentence is unchanged)")
@@ -147,6 +145,7 @@ def score_erased(opts: ErasureOptions) -> None:
 
 def score_counterfactual(opts: ErasureOptions) -> None:
     """``synrob score --erase --counterfactual``: flip rates of the preferred verb form."""
+    from synrob.perturb.data import resolve_one
     from synrob.perturb.errors import ParameterError, SynrobError
     from synrob.probe.erasure.counterfactual import (
         agreement_pairs,
@@ -156,12 +155,11 @@ def score_counterfactual(opts: ErasureOptions) -> None:
     )
 
     from ..output import emit_json, progress
-    from .score import _one_file
 
     if opts.erase_random is not None:
         raise ParameterError("--erase-random does not apply to --counterfactual (its control "
                              "is a random direction of the same size)")
-    pairs, other = agreement_pairs(_one_file(opts.original), _one_file(opts.perturbed))
+    pairs, other = agreement_pairs(str(resolve_one(opts.original)), str(resolve_one(opts.perturbed)))
     if not pairs:
         raise SynrobError(f"{opts.perturbed}: no synrob.agreement pair (write them with "
                           "synrob perturb --kind agreement)")

@@ -4,6 +4,7 @@ fitted eraser; checks of a loaded one; the result's JSON form (docs/erasure.md).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,20 +48,20 @@ def erase_names(saved: Eraser | None, encoder: str | None, layer: int | None, ta
     return str(encoder), int(layer), str(task)  # type: ignore[arg-type]
 
 
-def build_erase_setup(reg: Any, names: tuple[str, int, str], param: list[str], saved: Eraser | None,
-                control: bool, seed: int) -> EraseSetup:
+def build_erase_setup(reg: Any, names: tuple[str, int, str],
+                      param: Mapping[str, Any] | Sequence[str], saved: Eraser | None,
+                      control: bool, seed: int) -> EraseSetup:
     """Task (a saved eraser's parameters under the given ones), linear probe (normalize
-    standardize unless given) and encoder parameters from the registry and ``-p``."""
-    from synrob.perturb.params import parse_assignments
-
+    standardize unless given) and encoder parameters from the registry and ``-p``
+    (:func:`~synrob.probe.probe_setup.given_params`)."""
     from ..encoders.resolve import resolve_encoder, spec_target
-    from ..probe_setup import route_params
+    from ..probe_setup import given_params, route_params
     from ..tasks.control import control_task
 
     encoder, layer, task = names
     task_cls, probe_cls = reg.get("task", task), reg.get("probe", "linear")
     enc_cls = reg.get("encoder", spec_target(encoder)[0])
-    routed = route_params(parse_assignments(param), {
+    routed = route_params(given_params(param), {
         "task": task_cls.params, "probe": probe_cls.params,
         "encoder": getattr(enc_cls, "params", ())})
     meta = saved.meta if saved is not None else {}

@@ -33,8 +33,8 @@ from typing import Any
 
 from synrob.perturb.atomic import atomic_open, write_text_atomic
 from synrob.perturb.base import create_perturber
-from synrob.perturb.data import resolve_input
-from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
+from synrob.perturb.data import resolve_input, resolve_one
+from synrob.perturb.errors import ParameterError, SynrobError
 
 __all__ = ["resolve_one", "perturbed_file", "perturber_info", "content_hash", "content_key",
            "content_keys", "key_components", "provenance_of", "utc_now", "RACY_SECONDS"]
@@ -43,14 +43,6 @@ __all__ = ["resolve_one", "perturbed_file", "perturber_info", "content_hash", "c
 RACY_SECONDS = 2.0
 _PROVENANCE = ".provenance.json"
 _HASHES: dict[str, tuple[tuple[int, ...], str]] = {}
-
-
-def resolve_one(spec: str | Path) -> Path:
-    """One CoNLL-U path from a spec (``ud:en_ewt:test``, ``sample:en_ewt:dev``, a path)."""
-    paths = resolve_input(str(spec))
-    if len(paths) != 1 or str(paths[0]) == "-":
-        raise ResourceError(f"{spec!r} must name one CoNLL-U file")
-    return Path(paths[0])
 
 
 def content_hash(path: str | os.PathLike[str]) -> str:

@@ -80,9 +80,9 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     """Rows to CSV: columns are the union of keys (first-seen order); dicts as JSON."""
     import json
 
-    cols: list[str] = []
-    for r in rows:
-        cols.extend(k for k in r if k not in cols)
+    from synrob.perturb.table import columns_of
+
+    cols = columns_of(rows)
     with atomic_open(path, newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
