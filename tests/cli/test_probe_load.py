@@ -90,6 +90,18 @@ def test_load_takes_the_saved_setup(cli, data, trained) -> None:
     assert same.exit_code == 0, same.stderr
 
 
+def test_plot_of_a_one_layer_probe_is_refused_before_any_work(cli, data, trained,
+                                                              tmp_path) -> None:
+    """--load of a one-layer probe with --plot: one line, exit 1, nothing written; refused
+    before the probe is evaluated (a test file that does not exist is never opened)."""
+    png = tmp_path / "curve.png"
+    res = cli(["probe", "--load", trained["dir"], "--test", str(tmp_path / "missing.conllu"),
+               "--plot", png])
+    assert res.exit_code == 1
+    assert res.stderr == "synrob: error: --plot draws the layer curve: it needs --layer all\n"
+    assert not png.exists()
+
+
 def test_layer_mismatch(cli, data, trained) -> None:
     _error(_load(cli, data, trained["dir"], "--layer", "1"), trained["dir"],
            "layer 0, not layer 1")
