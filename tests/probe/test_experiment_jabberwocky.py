@@ -56,6 +56,26 @@ def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path
     assert other[0].key["tests"]["jabberwocky-0"] != specs[0].key["tests"]["jabberwocky-0"]
 
 
+def test_run_keys_hold_the_resolved_training_precision(tmp_path, tiny, monkeypatch) -> None:
+    """``train_precision=auto`` is resolved per encoder and probe when the runs are planned:
+    on native-bf16 hardware MiniLM's structural probes train in bf16 (a checked pair), the
+    perceptron and fast+pos (unchecked) in fp32; without native bf16, everything in fp32."""
+    def precisions() -> dict[tuple[str, str], set[str]]:
+        out: dict[tuple[str, str], set[str]] = {}
+        for spec in JabberwockyExperiment(**tiny(tmp_path)).plan(Context(tmp_path / "out")):
+            if spec.key["kind"] == "probe":
+                out.setdefault((spec.key["role"], spec.key["probe"]), set()).add(
+                    spec.key["probe_params"]["train_precision"])
+        return out
+
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", "1")
+    got = precisions()
+    assert got[("model", "structural")] == got[("layer0", "structural")] == {"bfloat16"}
+    assert got[("model", "perceptron")] == got[("fast+pos", "structural")] == {"float32"}
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", "0")
+    assert set().union(*precisions().values()) == {"float32"}
+
+
 def test_bad_parameters_are_refused(tmp_path, tiny) -> None:
     with pytest.raises(ParameterError, match="bootstrap must be 0"):
         JabberwockyExperiment(**tiny(tmp_path, bootstrap=-1))

@@ -133,10 +133,13 @@ def _check_equal(sep, fused) -> tuple[list[int], list[int]]:
             [sum(b < a for a, b in zip(log.lr, log.lr[1:], strict=False)) for _, log in sep])
 
 
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
 @pytest.mark.parametrize("kind", ["distance", "depth"])
-def test_structural_layers_fused_equal_separate(corpora, kind, one_thread):
+def test_structural_layers_fused_equal_separate(corpora, kind, precision, one_thread):
+    """Also with bf16 training steps (synrob.probe.train_precision): the batched ``bmm`` in
+    bf16 gives each layer the bits of its own bf16 product."""
     train, dev = corpora
-    probe = StructuralProbe(rank=8, epochs=10, patience=2, lr=0.02)
+    probe = StructuralProbe(rank=8, epochs=10, patience=2, lr=0.02, train_precision=precision)
     epochs, _ = _check_equal(_separate(probe, kind, train, dev), _fused(probe, kind, train, dev))
     assert len(set(epochs)) > 1, epochs  # layers stop early at different epochs
 
@@ -151,10 +154,12 @@ def test_one_layer_decays_while_the_others_do_not(corpora, one_thread):
     assert sum(d > 0 for d in decays) >= 1 and sum(d == 0 for d in decays) >= 1, decays
 
 
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
 @pytest.mark.parametrize(("kind", "n_classes"), [("tag", 5), ("select", 0), ("sentence", 5)])
-def test_linear_layers_fused_equal_separate(corpora, kind, n_classes, one_thread):
+def test_linear_layers_fused_equal_separate(corpora, kind, n_classes, precision, one_thread):
     train, dev = corpora
-    probe = LinearProbe(epochs=8, patience=1, lr=0.05, batch_size=16, weight_decay=0.001)
+    probe = LinearProbe(epochs=8, patience=1, lr=0.05, batch_size=16, weight_decay=0.001,
+                        train_precision=precision)
     epochs, _ = _check_equal(_separate(probe, kind, train, dev, n_classes, seed=3),
                              _fused(probe, kind, train, dev, n_classes, seed=3))
     assert all(e >= 2 for e in epochs)

@@ -55,6 +55,7 @@ def run_json(run: ProbeRun, many_layers: bool) -> dict[str, Any]:
         "probe": run.probe.name, "seed": run.seed, "results": best.results,
         "baselines": run.baselines, "dev": best.dev,
         "train_seconds": round(best.log.seconds, 3) if best.log else None,
+        "train_precision": run.probe.options["train_precision"],
     }
     if many_layers:
         out["layers"] = {str(r.layer): {"results": r.results, "dev": r.dev} for r in run.layers}

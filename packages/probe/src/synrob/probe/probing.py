@@ -22,6 +22,7 @@ from . import normalize
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
 from .stats import score
 from .tasks.base import GoldCorpus, Task, load_gold
+from .train_precision import resolve_probe_precision
 from .training import (
     Features,
     TrainLog,
@@ -286,6 +287,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         if train_gold is None or dev_gold is None:
             raise SynrobError("training a probe needs --train and --dev (or --load a saved one)")
         task.fit(train_gold)
+        resolve_probe_precision(probe, resolve_device(device), encoder)  # auto -> what it is
     results: list[LayerResult] = []
     fused: dict[int, tuple[Any, TrainLog, int]] = {}
     for layer in layers:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import clock
+from .train_precision import autocast
 
 if TYPE_CHECKING:
     import torch
@@ -249,7 +250,7 @@ def _dev_loss(probe: Probe, module: torch.nn.Module, data: BatchSet) -> float:
     import torch
 
     total = weight = 0.0
-    with torch.no_grad():
+    with torch.no_grad(), autocast(probe.options["train_precision"], data.table.device):
         for b in data.batches:
             total += float(probe.loss(module, data.x(b), b)) * len(b.ids)
             weight += len(b.ids)
@@ -282,7 +283,8 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
         for k in rng.permutation(len(train.batches)):
             b = train.batches[k]
             optim.zero_grad(set_to_none=True)
-            loss = probe.loss(module, train.x(b), b)
+            with autocast(opts["train_precision"], train.table.device):
+                loss = probe.loss(module, train.x(b), b)
             if loss.requires_grad:
                 loss.backward()
                 optim.step()
@@ -317,7 +319,7 @@ def _dev_losses(probe: Probe, modules: Sequence[torch.nn.Module], data: LayerBat
 
     totals = [0.0] * len(modules)
     weight = 0.0
-    with torch.no_grad():
+    with torch.no_grad(), autocast(probe.options["train_precision"], data.table.device):
         for b in data.batches:
             losses = probe.fused_loss(modules, data.x(b, layers), b).tolist()
             for j, v in enumerate(losses):
@@ -378,7 +380,8 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
             b = train.batches[k]
             for i in active:
                 optims[i].zero_grad(set_to_none=True)
-            losses = probe.fused_loss(act, train.x(b, index), b)  # (n_active,)
+            with autocast(opts["train_precision"], device):
+                losses = probe.fused_loss(act, train.x(b, index), b)  # (n_active,)
             if losses.requires_grad:
                 losses.sum().backward()  # each layer's gradient is its own loss's
                 for i in active:

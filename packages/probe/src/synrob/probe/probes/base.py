@@ -22,6 +22,7 @@ from synrob.perturb.errors import ResourceError, SynrobError
 from synrob.perturb.params import Param, describe_params, parse_params
 
 from ..normalize import NORMALIZE, NORMALIZE_HELP
+from ..train_precision import PRECISION_HELP, PRECISIONS
 
 if TYPE_CHECKING:
     import torch
@@ -40,6 +41,7 @@ TRAIN_PARAMS: tuple[Param, ...] = (
     Param("lr_decay", float, 0.1, "learning-rate factor applied when the dev loss plateaus"),
     Param("weight_decay", float, 0.0, "Adam weight decay"),
     Param("normalize", str, "auto", NORMALIZE_HELP, NORMALIZE),
+    Param("train_precision", str, "auto", PRECISION_HELP, PRECISIONS),
 )
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from synrob.perturb.params import Param
 
+from ..train_precision import fp32_region
 from .base import TRAIN_PARAMS, Probe
 
 if TYPE_CHECKING:
@@ -89,7 +90,12 @@ class LinearProbe(ClassifierProbe):
         n, dim = x.shape[0], x.shape[-1]
         weight = torch.stack([m[0].weight for m in modules])  # (n, C, dim)
         bias = torch.stack([m[0].bias for m in modules])  # (n, C)
-        s = _stacked_linear()(x.reshape(n, -1, dim), weight, bias)
+        inputs = (x.reshape(n, -1, dim), weight, bias)
+        if torch.is_autocast_enabled(x.device.type):  # a bf16 step: Linear's casts, done here
+            low = torch.get_autocast_dtype(x.device.type)
+            inputs = tuple(v.to(low) for v in inputs)
+        with fp32_region(x.device):  # the autograd Function sees its inputs' dtype only
+            s = _stacked_linear()(*inputs)
         s = s.reshape(*x.shape[:-1], -1)
         return torch.stack([self.loss(m, x[i], batch, s[i]) for i, m in enumerate(modules)])
 

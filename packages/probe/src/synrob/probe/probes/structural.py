@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from synrob.perturb.params import Param
 
+from ..train_precision import fp32_region
 from .base import TRAIN_PARAMS, Probe
 
 if TYPE_CHECKING:
@@ -69,14 +70,16 @@ class StructuralProbe(Probe):
 
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         assert batch.mask is not None and batch.y is not None
-        t = module(x)
-        n = batch.lengths.to(t.dtype)
-        if module.kind == "distance":  # distances, normalised by the squared length
-            mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
-            err = (pairwise_sq_distances(t) - batch.y).abs() * mask
-            return (err.sum((1, 2)) / (n * n)).mean()
-        err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
-        return (err.sum(1) / n).mean()
+        t = module(x)  # bf16 under a bf16 training step (synrob.probe.train_precision)
+        with fp32_region(t.device):  # distances and norms in fp32 (no Gram cancellation)
+            t = t.float()
+            n = batch.lengths.to(t.dtype)
+            if module.kind == "distance":  # distances, normalised by the squared length
+                mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
+                err = (pairwise_sq_distances(t) - batch.y).abs() * mask
+                return (err.sum((1, 2)) / (n * n)).mean()
+            err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
+            return (err.sum(1) / n).mean()
 
     def fused_loss(self, modules: Sequence[torch.nn.Module], x: torch.Tensor,
                    batch: Batch) -> torch.Tensor:
@@ -95,14 +98,16 @@ class StructuralProbe(Probe):
         n, b, width, dim = x.shape
         proj = torch.stack([m.proj for m in modules])  # (n, dim, rank)
         t = torch.bmm(x.reshape(n, b * width, dim), proj).reshape(n, b, width, -1)
-        lens = batch.lengths.to(t.dtype)
-        if modules[0].kind == "distance":
-            d = pairwise_sq_distances(t.reshape(n * b, width, -1)).reshape(n, b, width, width)
-            mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
-            err = (d - batch.y).abs() * mask
-            return (err.sum((2, 3)) / (lens * lens)).mean(-1)
-        err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
-        return (err.sum(2) / lens).mean(-1)
+        with fp32_region(t.device):  # as in loss
+            t = t.float()
+            lens = batch.lengths.to(t.dtype)
+            if modules[0].kind == "distance":
+                d = pairwise_sq_distances(t.reshape(n * b, width, -1)).reshape(n, b, width, width)
+                mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
+                err = (d - batch.y).abs() * mask
+                return (err.sum((2, 3)) / (lens * lens)).mean(-1)
+            err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
+            return (err.sum(2) / lens).mean(-1)
 
     def predict(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> list[np.ndarray]:
         t = module(x)
@@ -143,12 +148,18 @@ class PerceptronProbe(StructuralProbe):
         order (tests/probe/test_perceptron_loss.py); trained on EWT (MiniLM L3, default
         training) the weights were byte-identical to the loop's, 2.6x faster, and again
         byte-identical when the trees were batched (1.29x faster)."""
+        assert batch.y is not None
+        t = module(x)  # bf16 under a bf16 training step: distances in fp32, as in loss
+        with fp32_region(t.device):
+            return self._hinge(pairwise_sq_distances(t.float()), batch)
+
+    def _hinge(self, d: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """:meth:`loss` from the predicted squared distances ``d`` (b, L, L)."""
         import torch
 
         from ..metrics import mst_pairs_batch
 
         assert batch.y is not None
-        d = pairwise_sq_distances(module(x))  # (b, L, L)
         gold = batch.y == 1  # gold tree edges: distance exactly 1 (padding is 0)
         dn, gold_np = d.detach().cpu().numpy(), gold.cpu().numpy()
         margin = self.options["margin"]

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.params import Param
 
+from ...train_precision import PRECISION_HELP, PRECISIONS
 from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 
 __all__ = ["JabberwockyExperiment", "PROBE_TASKS", "BASELINE_NAMES"]
@@ -60,7 +61,7 @@ class JabberwockyExperiment(Experiment):
     """Probes trained on clean (or Jabberwocky) data, tested on clean vs Jabberwocky sentences."""
 
     name = "jabberwocky"
-    version = "1.1.0"
+    version = "1.2.0"
     summary = "Jabberwocky probing: syntactic probes on clean vs pseudoword sentences"
     paper = ("Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
              "Jabberwocky Probing (NAACL), Figure 3")
@@ -87,6 +88,9 @@ class JabberwockyExperiment(Experiment):
         Param("epochs", int, 40, "maximum training epochs of every probe"),
         Param("patience", int, 2, "epochs without dev improvement before stopping"),
         Param("rank", int, 0, "rank of the probes' linear map (0 = full)"),
+        Param("train_precision", str, "auto", "probe training precision, resolved per encoder and "
+              "probe when the runs are planned (part of their keys): " + PRECISION_HELP,
+              PRECISIONS),
         Param("bootstrap", int, 1000, "bootstrap resamples of the test sentences for the 95% "
               "intervals of every score, drop and lead (0: none)"),
         Param("behaviour_lm", str, "", "a language model (e.g. smollm2) whose preference for "
@@ -223,11 +227,13 @@ class JabberwockyExperiment(Experiment):
                                      f"baselines/{probe}"))
             for enc in self._encoders():
                 is_model = enc["encoder"] == self.options["model"]
+                params = {**common["probe_params"],
+                          "train_precision": self._precision(enc["encoder"], probe, ctx)}
                 for layer in enc["layers"]:
                     role = _role(is_model, layer)
                     key = {"kind": "probe", "encoder": enc["encoder"],
                            "encoder_params": enc["params"], "layer": layer, "role": role,
-                           "task": task, "probe": probe, **common}
+                           "task": task, "probe": probe, **common, "probe_params": params}
                     if "clean" in self.list("train_on"):
                         specs.append(RunSpec(
                             {**key, "train_on": "clean", "draw": None, "train": clean["train"],
@@ -242,6 +248,14 @@ class JabberwockyExperiment(Experiment):
                                                             f"jabberwocky-{d}": f["test"]}},
                                 f"{enc['encoder']}/L{layer}/{probe}/jabberwocky-{d}"))
         return specs + self._behaviour_specs(clean["test"], draws, common)
+
+    def _precision(self, encoder: str, probe: str, ctx: Context) -> str:
+        """The training precision of ``probe`` on ``encoder``'s vectors on this device."""
+        from synrob.perturb.device import resolve_device
+        from synrob.probe.train_precision import resolve_train_precision
+
+        return resolve_train_precision(self.options["train_precision"], resolve_device(ctx.device),
+                                       encoder, probe)
 
     def _behaviour_specs(self, test: str, draws: list[dict[str, str]], common: dict[str, Any]
                          ) -> list[RunSpec]:
@@ -438,7 +452,8 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
               "layer": layer, "train_on": key["train_on"], "train_draw": key["draw"],
               "encoder_version": version, "model": model,
               "revision": ident["options"].get("revision"), "epochs_run": len(log.dev_loss),
-              "word_norm": normalize.of(module).method}
+              "word_norm": normalize.of(module).method,
+              "train_precision": probe.options["train_precision"]}
     dev_on = "clean" if key["train_on"] == "clean" else "jabberwocky"
     evals = [("dev", dev_on, key["draw"], dev)]
     for label, path in key["tests"].items():

@@ -1,0 +1,100 @@
+"""The precision a probe trains in: the ``train_precision`` parameter of every probe.
+
+* ``float32``: every product in fp32 (synrob's behaviour before this parameter existed);
+* ``bfloat16``: the training steps and the dev losses of early stopping run under
+  ``torch.autocast`` with bf16 (so the probe's matrix products take bf16 inputs and give bf16
+  outputs), while the weights, Adam's moments, the losses and their sums stay fp32 (the
+  *master weights*: autocast casts the fp32 parameters for each product, and their gradients
+  come back in fp32). The structural probe's pairwise distances are computed in fp32 from the
+  bf16 projection, since the Gram trick ``|t_i|^2 + |t_j|^2 - 2 t_i.t_j`` cancels
+  catastrophically in bf16. Predictions and every reported score are always computed in fp32;
+* ``auto`` (default): ``bfloat16`` when both hold, else ``float32``: the device computes bf16
+  natively (:func:`synrob.perturb.dtype.native_bf16`, with its ``SYNROB_NATIVE_BF16``
+  override, so the test suite trains in fp32 on every CPU) and the (model, probe) pair is in
+  :data:`TRAIN_BF16_CHECKED`: its bf16-trained probes were measured on EWT to give UUAS, DSpr
+  and POS accuracy within :data:`synrob.perturb.dtype.BF16_TOLERANCE` of fp32 training
+  (docs/experiments.md, "Probe training in bf16"; ``python bench/probe.py --bf16-check``).
+  Every other pair stays fp32 until it is checked.
+
+``auto`` is resolved where the model is known (:func:`resolve_probe_precision`, called by
+``synrob probe`` and by the experiments when they plan their runs), so the run key and the
+outputs hold the precision really used; a probe trained with ``auto`` still unresolved (a
+library caller who never named a model) trains in fp32, as ``auto`` means for an unchecked
+model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from synrob.perturb.dtype import BF16_CHECKED, native_bf16
+from synrob.perturb.errors import ParameterError
+
+if TYPE_CHECKING:
+    from .probes.base import Probe
+
+__all__ = ["PRECISIONS", "PRECISION_HELP", "TRAIN_BF16_CHECKED", "resolve_train_precision",
+           "resolve_probe_precision", "autocast", "fp32_region", "checked"]
+
+PRECISIONS = ("auto", "float32", "bfloat16")
+PRECISION_HELP = ("training precision: auto (bf16 autocast, fp32 master weights, on hardware "
+                  "with native bf16 for a checked model and probe; else float32), float32 or "
+                  "bfloat16")
+#: probe name -> the models (as named to synrob) with which its bf16 training passed the check.
+TRAIN_BF16_CHECKED: dict[str, frozenset[str]] = {
+    "structural": BF16_CHECKED,
+    "linear": BF16_CHECKED,
+}
+
+
+def checked(model: str | None, probe: str) -> bool:
+    """Whether bf16 training of ``probe`` on ``model`` (an alias, hub name or path) passed."""
+    if not model:
+        return False
+    models = TRAIN_BF16_CHECKED.get(probe, frozenset())
+    return model in models or any(part in models for part in Path(model).parts)
+
+
+def resolve_train_precision(spec: str, device: str, model: str | None, probe: str) -> str:
+    """``float32`` or ``bfloat16``: what ``spec`` means for ``probe`` on ``model``'s vectors on
+    ``device`` (a resolved torch device name)."""
+    low = str(spec).strip().lower()
+    if low not in PRECISIONS:
+        raise ParameterError(f"invalid probe precision {spec!r}: use {', '.join(PRECISIONS)}")
+    if low != "auto":
+        return low
+    return "bfloat16" if native_bf16(device) and checked(model, probe) else "float32"
+
+
+def resolve_probe_precision(probe: Probe, device: str, model: str | None) -> str:
+    """Resolve ``probe.options["train_precision"]`` in place (``auto`` -> what it means here) and
+    return it, so keys, logs and saved probes hold the precision of the training."""
+    resolved = resolve_train_precision(probe.options["train_precision"], device, model,
+                                       probe.name)
+    probe.options["train_precision"] = resolved
+    return resolved
+
+
+@contextlib.contextmanager
+def autocast(precision: str, device: Any) -> Iterator[None]:
+    """The autocast context of a training step: bf16 for ``bfloat16``, nothing otherwise
+    (``auto`` not resolved: fp32). ``device`` is a torch device or its name."""
+    if precision != "bfloat16":
+        yield
+        return
+    import torch
+
+    kind = device.type if hasattr(device, "type") else str(device).split(":")[0]
+    with torch.autocast(kind, dtype=torch.bfloat16):
+        yield
+
+
+def fp32_region(device: Any) -> contextlib.AbstractContextManager[Any]:
+    """A region where autocast is off (fp32 products inside a bf16 step)."""
+    import torch
+
+    kind = device.type if hasattr(device, "type") else str(device).split(":")[0]
+    return torch.autocast(kind, enabled=False)

