@@ -52,7 +52,9 @@ def main() -> None:
         key = run["key"]
         if key.get("kind") != "probe" or key.get("probe") not in _PROBES:
             continue
-        e = int(run["rows"][0]["epochs_run"])
+        # one run may train several layers together (its rows carry each layer's epochs)
+        e = sum({r.get("layer"): int(r["epochs_run"]) for r in run["rows"]
+                 if r.get("epochs_run") is not None}.values())
         dim = _dim(key["encoder"], key.get("encoder_params", {}))
         rank = int(key.get("probe_params", {}).get("rank", 0)) or dim
         limit = int(key.get("train_sentences") or 0) or None

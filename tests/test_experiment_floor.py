@@ -33,6 +33,11 @@ def test_floor_of_two_probe_runs(tmp_path: Path, ewt_dev: Path, ewt_test: Path) 
     _write(runs, "b", {**base, "probe": "perceptron", "probe_params": {"rank": 64}}, 2)
     _write(runs, "c", {**base, "probe": "linear", "task": "pos"}, 5)  # another probe
     _write(runs, "d", {"kind": "baselines", "probe": "structural"}, None)  # trains nothing
+    # two layers trained together in one run (jabberwocky's fuse_layers): 1 + 2 epochs
+    (runs / "e.json").write_text(json.dumps({
+        "key": {**base, "probe": "structural", "probe_params": {"rank": 0}}, "seconds": 10.0,
+        "rows": [{"layer": 0, "epochs_run": 1, "metric": m} for m in ("uuas", "dspr")]
+        + [{"layer": 2, "epochs_run": 2, "metric": "uuas"}]}))
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "experiment_floor.py"),
                           str(tmp_path), "--repeats", "1", "--target-s", "10"],
                          capture_output=True, text=True, check=True)
@@ -42,19 +47,19 @@ def test_floor_of_two_probe_runs(tmp_path: Path, ewt_dev: Path, ewt_test: Path) 
     def epoch(rank: int) -> int:  # train: projection fwd + grad of B, Gram x3; dev: fwd only
         return 4 * w * 384 * rank + 6 * s * rank + 2 * wd * 384 * rank + 2 * sd * rank
 
-    expected = 3 * epoch(384) + 2 * epoch(64)
-    assert got["runs"] == "4" and got["runs_counted"] == "2" and got["runs_not_counted"] == "2"
-    assert got["epochs_counted"] == "5"
+    expected = 6 * epoch(384) + 2 * epoch(64)
+    assert got["runs"] == "5" and got["runs_counted"] == "3" and got["runs_not_counted"] == "2"
+    assert got["epochs_counted"] == "8"
     assert float(got["probe_tflop"]) == pytest.approx(expected / 1e12, abs=5e-4)
     rate = float(got["matmul_gflops_fp32"])
     assert float(got["flop_floor_s"]) == pytest.approx(expected / (rate * 1e9), abs=0.1)
-    assert float(got["runs_seconds_sum"]) == pytest.approx(50.0, abs=0.5)
+    assert float(got["runs_seconds_sum"]) == pytest.approx(60.0, abs=0.5)
     assert float(got["floor_over_target"]) == pytest.approx(expected / (rate * 1e9) / 10,
                                                             abs=0.01)
     # from the unrounded floor: flop_floor_s is printed to 0.1 s, which on a fast machine
     # (a floor of 0.4 s) is a 10 % error
     assert float(got["runs_over_floor"]) == pytest.approx(
-        50.0 / (expected / (rate * 1e9)), rel=0.01)
+        60.0 / (expected / (rate * 1e9)), rel=0.01)
 
 
 def test_floor_counts_only_the_train_sentences_a_run_used(tmp_path: Path, ewt_dev: Path,

@@ -38,9 +38,16 @@ def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path
     assert len({json.dumps(k, sort_keys=True, default=str) for k in keys}) == len(keys)
     clean = [k for k in keys if k["kind"] == "probe" and k["train_on"] == "clean"]
     jab = [k for k in keys if k["kind"] == "probe" and k["train_on"] == "jabberwocky"]
-    # (minilm L2, L0, fast+pos) x (structural, perceptron)
-    assert len(clean) == 6 and len(jab) == 12
-    assert {k["role"] for k in clean} == {"model", "layer0", "fast+pos"}
+    # structural: (minilm L0 and L2 together, fast+pos); perceptron: (L0, L2, fast+pos) apart
+    assert len(clean) == 5 and len(jab) == 10
+    assert {(k["probe"], tuple(k["layers"]), tuple(k["roles"])) for k in clean} == {
+        ("structural", (0, 2), ("layer0", "model")), ("structural", (0,), ("fast+pos",)),
+        ("perceptron", (0,), ("layer0",)), ("perceptron", (2,), ("model",)),
+        ("perceptron", (0,), ("fast+pos",))}
+    ids = {s.label for s in specs}
+    assert "minilm/L0+2/structural/clean" in ids and "minilm/L2/perceptron/jabberwocky-1" in ids
+    apart = JabberwockyExperiment(**tiny(tmp_path, fuse_layers=False)).plan(ctx)
+    assert len([s for s in apart if s.key["kind"] == "probe"]) == 18  # one run per layer
     for k in clean:  # evaluated on clean test and every draw, trained on the clean train
         assert set(k["tests"]) == {"clean", "jabberwocky-0", "jabberwocky-1"}
         assert k["train"] == exp.options["train"]
@@ -64,8 +71,9 @@ def test_run_keys_hold_the_resolved_training_precision(tmp_path, tiny, monkeypat
         out: dict[tuple[str, str], set[str]] = {}
         for spec in JabberwockyExperiment(**tiny(tmp_path)).plan(Context(tmp_path / "out")):
             if spec.key["kind"] == "probe":
-                out.setdefault((spec.key["role"], spec.key["probe"]), set()).add(
-                    spec.key["probe_params"]["train_precision"])
+                for role in spec.key["roles"]:
+                    out.setdefault((role, spec.key["probe"]), set()).add(
+                        spec.key["probe_params"]["train_precision"])
         return out
 
     monkeypatch.setenv("SYNROB_NATIVE_BF16", "1")

@@ -36,7 +36,7 @@ from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
            "first_difference",
-           "train_probe", "train_probes", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe",
+           "train_probe", "train_probes", "train_layers", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe",
            "run_probe", "evaluate_baselines",
            "SavedSetup", "read_saved", "check_saved"]
 
@@ -289,7 +289,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         task.fit(train_gold)
         resolve_probe_precision(probe, resolve_device(device), encoder)  # auto -> what it is
     results: list[LayerResult] = []
-    fused: dict[int, tuple[Any, TrainLog, int]] = {}
+    trained: dict[int, tuple[Any, TrainLog, int]] = {}
     for layer in layers:
         log = None
         if load is not None:
@@ -299,17 +299,12 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             dev_metrics = dict(saved.meta.get("dev", {}))
         else:
             assert train_gold is not None and dev_gold is not None and train and dev
-            if fuse and layer not in fused and len(layers) > 1 and probe.can_fuse(task.kind):
-                fused = _train_group(task, probe, features, layers, layer, train, dev,
-                                     train_gold, dev_gold, seed, device)
-            if layer in fused:
-                module, log, dim = fused.pop(layer)
-            else:
-                train_feats = features(train, layer)
-                dim = train_feats.dim
-                module, log = train_probe(task, probe, (train_feats, train_gold),
-                                          (features(dev, layer), dev_gold), seed=seed,
-                                          device=device)
+            if layer not in trained:  # this layer and, fused, the layers after it
+                fusing = fuse and probe.can_fuse(task.kind)
+                todo = layers[layers.index(layer):] if fusing else [layer]
+                trained = train_layers(task, probe, features, todo, train, dev, train_gold,
+                                       dev_gold, seed=seed, device=device, fuse=fuse)
+            module, log, dim = trained.pop(layer)
             _warn_massive(encoder, layer, normalize.of(module))
             dev_metrics, _ = evaluate_probe(task, probe, module, features(dev, layer), dev_gold,
                                             device)
@@ -332,6 +327,30 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
             if baselines and train_gold else {})
     return ProbeRun(encoder, task, probe, seed, results, base, golds, time.perf_counter() - t0,
                     base_stats)
+
+
+def train_layers(task: Task, probe: Probe, features: FeatureSource, layers: Sequence[int],
+                 train: str, dev: str, train_gold: GoldCorpus, dev_gold: GoldCorpus, *,
+                 seed: int = 0, device: str = "cpu", fuse: bool = True
+                 ) -> dict[int, tuple[Any, TrainLog, int]]:
+    """A probe trained on each of ``layers`` of ``train`` (early stopping on ``dev``):
+    layer -> (module, log, dim). With ``fuse`` and a probe that can (``probe.can_fuse``), the
+    layers train together (:func:`train_probes`, in groups of at most :data:`FUSE_MAX_BYTES` of
+    vectors), else one after the other (:func:`train_probe`); each layer's module and log are
+    the same either way. ``task`` must be fitted on ``train_gold``."""
+    out: dict[int, tuple[Any, TrainLog, int]] = {}
+    for layer in layers:
+        if layer in out:
+            continue
+        if fuse and len(layers) > 1 and probe.can_fuse(task.kind):
+            out.update(_train_group(task, probe, features, layers, layer, train, dev,
+                                    train_gold, dev_gold, seed, device))
+        if layer not in out:
+            feats = features(train, layer)
+            module, log = train_probe(task, probe, (feats, train_gold),
+                                      (features(dev, layer), dev_gold), seed=seed, device=device)
+            out[layer] = (module, log, feats.dim)
+    return out
 
 
 class _LayerFeatures(Sequence[Features]):

@@ -88,6 +88,8 @@ class JabberwockyExperiment(Experiment):
         Param("epochs", int, 40, "maximum training epochs of every probe"),
         Param("patience", int, 2, "epochs without dev improvement before stopping"),
         Param("rank", int, 0, "rank of the probes' linear map (0 = full)"),
+        Param("fuse_layers", bool, True, "train the layers of a probe that can in one run "
+              "(synrob.probe.training.fit_layers: the same weights as one run per layer)"),
         Param("train_precision", str, "auto", "probe training precision, resolved per encoder and "
               "probe when the runs are planned (part of their keys): " + PRECISION_HELP,
               PRECISIONS),
@@ -229,25 +231,35 @@ class JabberwockyExperiment(Experiment):
                 is_model = enc["encoder"] == self.options["model"]
                 params = {**common["probe_params"],
                           "train_precision": self._precision(enc["encoder"], probe, ctx)}
-                for layer in enc["layers"]:
-                    role = _role(is_model, layer)
-                    key = {"kind": "probe", "encoder": enc["encoder"],
-                           "encoder_params": enc["params"], "layer": layer, "role": role,
-                           "task": task, "probe": probe, **common, "probe_params": params}
-                    if "clean" in self.list("train_on"):
-                        specs.append(RunSpec(
-                            {**key, "train_on": "clean", "draw": None, "train": clean["train"],
-                             "dev": clean["dev"], "tests": tests_clean},
-                            f"{enc['encoder']}/L{layer}/{probe}/clean"))
-                    if "jabberwocky" in self.list("train_on") and (
-                            not is_model or layer == 0 or layer in self._jab_layers()):
-                        for d, f in enumerate(draws):
-                            specs.append(RunSpec(
-                                {**key, "train_on": "jabberwocky", "draw": d, "train": f["train"],
-                                 "dev": f["dev"], "tests": {"clean": clean["test"],
-                                                            f"jabberwocky-{d}": f["test"]}},
-                                f"{enc['encoder']}/L{layer}/{probe}/jabberwocky-{d}"))
+                key = {"kind": "probe", "encoder": enc["encoder"],
+                       "encoder_params": enc["params"], "task": task, "probe": probe, **common,
+                       "probe_params": params}
+                jab_layers = [layer for layer in enc["layers"]
+                              if not is_model or layer == 0 or layer in self._jab_layers()]
+                if "clean" in self.list("train_on"):
+                    for layers in self._groups(probe, task, enc["layers"]):
+                        specs.append(_probe_spec(key, is_model, layers, "clean", None,
+                                                 clean["train"], clean["dev"], tests_clean))
+                if "jabberwocky" in self.list("train_on"):
+                    for d, f in enumerate(draws):
+                        tests = {"clean": clean["test"], f"jabberwocky-{d}": f["test"]}
+                        for layers in self._groups(probe, task, jab_layers):
+                            specs.append(_probe_spec(key, is_model, layers, "jabberwocky", d,
+                                                     f["train"], f["dev"], tests))
         return specs + self._behaviour_specs(clean["test"], draws, common)
+
+    def _groups(self, probe: str, task: str, layers: list[int]) -> list[list[int]]:
+        """The layers of one encoder as runs: all in one run when ``fuse_layers`` is on and the
+        probe trains layers together (:func:`synrob.probe.probing.train_layers`), else one run
+        per layer."""
+        from synrob.perturb.plugins import get_registry
+
+        reg = get_registry()
+        kind = reg.get("task", task).kind
+        if self.options["fuse_layers"] and len(layers) > 1 and reg.get("probe", probe)().can_fuse(
+                kind):
+            return [list(layers)]
+        return [[layer] for layer in layers]
 
     def _precision(self, encoder: str, probe: str, ctx: Context) -> str:
         """The training precision of ``probe`` on ``encoder``'s vectors on this device."""
@@ -288,6 +300,16 @@ class JabberwockyExperiment(Experiment):
 
 
 # ---------------------------------------------------------------------- runs
+def _probe_spec(key: dict[str, Any], is_model: bool, layers: list[int], train_on: str,
+                draw: int | None, train: str, dev: str, tests: dict[str, str]) -> RunSpec:
+    """The run training ``key``'s probe on ``layers`` (together when there are several)."""
+    where = "L" + "+".join(map(str, layers))  # L3, or L0+1+2 for layers trained together
+    label = "clean" if draw is None else f"jabberwocky-{draw}"
+    return RunSpec({**key, "layers": layers, "roles": [_role(is_model, x) for x in layers],
+                    "train_on": train_on, "draw": draw, "train": train, "dev": dev,
+                    "tests": tests}, f"{key['encoder']}/{where}/{key['probe']}/{label}")
+
+
 def _role(is_model: bool, layer: int) -> str:
     """``model``, ``layer0`` (the model's embedding layer: a baseline) or ``fast+pos``."""
     if not is_model:
@@ -317,14 +339,19 @@ def _split_label(label: str) -> tuple[str, int | None]:
     return "jabberwocky", int(label.rsplit("-", 1)[1])
 
 
-def _head_rows(features: Any, gold: Any, n: int) -> tuple[Any, Any]:
-    """The first ``n`` sentences of a (Features, GoldCorpus) pair (all when ``n`` is 0)."""
+def _head_gold(gold: Any, n: int) -> Any:
+    """The first ``n`` sentences of a GoldCorpus (all when ``n`` is 0)."""
+    return gold if not n or n >= len(gold) else gold.subset(n)
+
+
+def _head_features(features: Any, n: int) -> Any:
+    """The first ``n`` sentences of a Features (all when it has no more)."""
     from synrob.probe.training import Features
 
-    if not n or n >= len(gold):
-        return features, gold
+    if n >= features.n_sentences:
+        return features
     offsets = features.offsets[: n + 1]
-    return Features(features.matrix[: int(offsets[-1])], offsets), gold.subset(n)
+    return Features(features.matrix[: int(offsets[-1])], offsets)
 
 
 def _common_fields(key: dict[str, Any]) -> dict[str, Any]:
@@ -431,24 +458,44 @@ def _identity(encoder: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]
 
 
 def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
+    """Train the run's probe on each of its layers (together when there are several) and
+    score each on dev and every test file."""
     from synrob.perturb.plugins import get_registry
-    from synrob.probe import normalize
-    from synrob.probe.probing import predict_probe, train_probe
+    from synrob.probe.probing import train_layers
     from synrob.probe.tasks.base import load_gold
 
     reg = get_registry()
     task = reg.get("task", key["task"])()
     probe = reg.get("probe", key["probe"])(**key["probe_params"])
     source = _features(key["encoder"], key["encoder_params"], ctx.device)
-    layer = key["layer"]
-    train = _head_rows(source(key["train"], layer), load_gold(key["train"]),
-                       key["train_sentences"])
-    dev = (source(key["dev"], layer), load_gold(key["dev"]))
-    task.fit(train[1])
-    module, log = train_probe(task, probe, train, dev, seed=ctx.seed, device=ctx.device)
+    train_gold = _head_gold(load_gold(key["train"]), key["train_sentences"])
+    dev_gold = load_gold(key["dev"])
+
+    def features(path: str, layer: int) -> Any:
+        feats = source(path, layer)
+        return _head_features(feats, len(train_gold)) if path == key["train"] else feats
+
+    task.fit(train_gold)
+    trained = train_layers(task, probe, features, key["layers"], key["train"], key["dev"],
+                           train_gold, dev_gold, seed=ctx.seed, device=ctx.device)
+    rows: list[Row] = []
+    for layer, role in zip(key["layers"], key["roles"], strict=True):
+        module, log, _ = trained[layer]
+        rows += _layer_rows(key, ctx, task, probe, module, log, layer, role,
+                            (features(key["dev"], layer), dev_gold), source)
+    return rows
+
+
+def _layer_rows(key: dict[str, Any], ctx: Context, task: Any, probe: Any, module: Any,
+                log: Any, layer: int, role: str, dev: tuple[Any, Any], source: Any) -> list[Row]:
+    """One trained layer's rows: its dev and test scores with the run's fields."""
+    from synrob.probe import normalize
+    from synrob.probe.probing import predict_probe
+    from synrob.probe.tasks.base import load_gold
+
     version, ident = _identity(key["encoder"], key["encoder_params"])
     model = ident["options"].get("model", ident["options"].get("path", key["encoder"]))
-    fields = {**_common_fields(key), "role": key["role"], "encoder": key["encoder"],
+    fields = {**_common_fields(key), "role": role, "encoder": key["encoder"],
               "layer": layer, "train_on": key["train_on"], "train_draw": key["draw"],
               "encoder_version": version, "model": model,
               "revision": ident["options"].get("revision"), "epochs_run": len(log.dev_loss),
