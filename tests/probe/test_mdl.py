@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 from synrob.perturb.errors import ParameterError
-from synrob.probe.mdl import block_ends, check_mdl, online_codelength, uniform_bits
+from synrob.probe.mdl import (
+    block_ends,
+    check_mdl,
+    online_codelength,
+    online_codelengths,
+    uniform_bits,
+)
 from synrob.probe.probes.classifier import LinearProbe
 from synrob.probe.tasks import DistanceTask, PosTask
 from synrob.probe.tasks.base import GoldCorpus
@@ -55,3 +61,39 @@ def test_constant_label_task_codelength_by_hand():
 def test_mdl_refuses_structural_tasks():
     with pytest.raises(ParameterError, match="--mdl needs a classification task"):
         check_mdl(DistanceTask())
+
+
+def test_layers_coded_together_equal_each_layer_alone():
+    """online_codelengths trains each block's probes of all layers in one pass (fit_layers):
+    every layer's block codelengths equal online_codelength on that layer alone, bit for bit."""
+    import torch
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    n, length, dim = 120, 6, 8
+    labels = ["NOUN", "VERB", "ADJ"]
+    tags = [[labels[int(k)] for k in rng.integers(0, 3, length)] for _ in range(n + 20)]
+    heads = [np.array([0] + [1] * (length - 1), dtype=np.int64) for _ in range(n + 20)]
+    forms = [[f"w{k}" for k in range(length)] for _ in range(n + 20)]
+    gold = GoldCorpus("mem", [str(i) for i in range(n)], forms[:n], tags[:n], tags[:n], heads[:n])
+    dev_gold = GoldCorpus("dev", [str(i) for i in range(20)], forms[n:], tags[n:], tags[n:],
+                          heads[n:])
+    task = PosTask()
+    task.fit(gold)
+
+    def layer(scale: float, noise: float, sents: list[list[str]]) -> Features:
+        out = []
+        for t in sents:
+            v = rng.normal(0, noise, (length, dim)).astype(np.float32)
+            v[np.arange(length), [labels.index(x) for x in t]] += 1.0
+            out.append(scale * v)
+        return Features.from_sentences(out)
+
+    trains = [layer(1 + k, 0.3 + 0.4 * k, tags[:n]) for k in range(3)]
+    devs = [layer(1 + k, 0.3 + 0.4 * k, tags[n:]) for k in range(3)]
+    probe = LinearProbe(lr=0.05, epochs=6, patience=1)
+    together = online_codelengths(task, probe, trains, gold, devs, dev_gold, seed=2)
+    for k in range(3):
+        alone = online_codelength(task, probe, (trains[k], gold), (devs[k], dev_gold), seed=2)
+        assert together[k] == alone
+    assert together[0].online_bits < together[2].online_bits  # the layers really differ

@@ -36,8 +36,8 @@ import numpy as np
 from synrob.perturb.errors import ParameterError
 
 from . import stats as st
-from .mdl import check_mdl, online_codelength
-from .probing import FeatureSource, LayerResult, ProbeRun, run_probe
+from .mdl import check_mdl, online_codelengths
+from .probing import FeatureSource, LayerResult, ProbeRun, layer_groups, run_probe
 from .tasks.base import Task, load_gold
 from .tasks.control import ControlTask, control_task
 
@@ -111,26 +111,39 @@ def _add_control(res: LayerResult, controls: list[LayerResult]) -> None:
         m["selectivity"] = {k: m[k] - ctrl[k] for k in _metric_keys(m) if k in ctrl}
 
 
-def _add_mdl(res: LayerResult, run: ProbeRun, features: FeatureSource, train: str, dev: str,
-             seeds: list[int], device: str, controls: bool) -> None:
-    """``mdl`` (and ``control_mdl``) of the layer, averaged over seeds, into every file."""
-    layer = res.layer
-    tr = (features(train, layer), load_gold(train))
-    dv = (features(dev, layer), load_gold(dev))
+def _mdl_values(run: ProbeRun, features: FeatureSource, train: str, dev: str,
+                seeds: list[int], device: str, controls: bool
+                ) -> dict[int, dict[str, dict[str, Any]]]:
+    """layer -> ``mdl`` (and ``control_mdl``), averaged over seeds: the online codes of the
+    layers computed together (:func:`~synrob.probe.mdl.online_codelengths`, in groups of at most
+    :data:`~synrob.probe.probing.FUSE_MAX_BYTES` of vectors), each layer's the same as alone."""
+    tr_gold, dv_gold = load_gold(train), load_gold(dev)
+    layers = [r.layer for r in run.layers]
     tasks: list[tuple[str, Any]] = [("mdl", lambda s: run.task)]
     if controls:
-        tasks.append(("control_mdl", lambda s: _fitted_control(run.task, s, tr[1])))
-    for key, make in tasks:
-        found = [online_codelength(make(s), run.probe, tr, dv, seed=s, device=device)
-                 for s in seeds]
-        online = float(np.mean([r.online_bits for r in found]))
-        uniform = found[0].uniform_bits
-        value = {"online_bits": online, "uniform_bits": uniform,
-                 "compression": uniform / online if online > 0 else float("nan")}
-        if len(found) > 1:
-            value["online_bits_seeds"] = [r.online_bits for r in found]
-        for m in res.results.values():
-            m[key] = dict(value)
+        tasks.append(("control_mdl", lambda s: _fitted_control(run.task, s, tr_gold)))
+    words = int(tr_gold.lengths.sum()) + int(dv_gold.lengths.sum()) + 2
+    out: dict[int, dict[str, dict[str, Any]]] = {layer: {} for layer in layers}
+    for group in layer_groups(layers, 4 * words * features(train, layers[0]).dim):
+        trs = [features(train, layer) for layer in group]
+        dvs = [features(dev, layer) for layer in group]
+        for key, make in tasks:
+            per_seed = [online_codelengths(make(s), run.probe, trs, tr_gold, dvs, dv_gold,
+                                           seed=s, device=device) for s in seeds]
+            for j, layer in enumerate(group):
+                out[layer][key] = _mdl_value([found[j] for found in per_seed])
+    return out
+
+
+def _mdl_value(found: list[Any]) -> dict[str, Any]:
+    """One layer's MDL entry from its results for each seed (online bits averaged)."""
+    online = float(np.mean([r.online_bits for r in found]))
+    uniform = found[0].uniform_bits
+    value = {"online_bits": online, "uniform_bits": uniform,
+             "compression": uniform / online if online > 0 else float("nan")}
+    if len(found) > 1:
+        value["online_bits_seeds"] = [r.online_bits for r in found]
+    return value
 
 
 def _fitted_control(task: Task, seed: int, train: Any) -> ControlTask:
@@ -291,15 +304,17 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
     run.seed = seeds[0]
     clusters = ({f: st.file_clusters(g.path, len(g)) for f, g in run.golds.items()}
                 if opts.bootstrap > 0 else {})  # read once, shared by every layer
+    mdl = (_mdl_values(run, kw["features"], kw["train"], kw["dev"], seeds,
+                       kw.get("device", "cpu"), opts.control) if opts.mdl else {})
     for k, res in enumerate(run.layers):
         if opts.seeds:
             res.extras["seeds"] = seeds
         controls = [c.layers[k] for c in ctrl_runs]
         if controls:
             _add_control(res, controls)
-        if opts.mdl:
-            _add_mdl(res, run, kw["features"], kw["train"], kw["dev"], seeds,
-                     kw.get("device", "cpu"), opts.control)
+        for key, value in mdl.get(res.layer, {}).items():
+            for m in res.results.values():
+                m[key] = dict(value)
         if opts.bootstrap > 0:
             _add_intervals(res, task, run.golds, opts.bootstrap, seeds[0], controls, ctrl_tasks,
                            run, clusters)

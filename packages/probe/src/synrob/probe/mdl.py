@@ -16,6 +16,7 @@ A label is a word (``tag``), or a sentence (``select``, ``sentence``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from .tasks.base import GoldCorpus, Task
 from .training import Features, make_batches
 
 __all__ = ["FRACTIONS", "MDLResult", "block_ends", "uniform_bits", "online_codelength",
-           "MDL_KINDS"]
+           "online_codelengths", "MDL_KINDS"]
 
 #: Block boundaries as fractions of the training set (Voita & Titov 2020).
 FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
@@ -113,20 +114,40 @@ def online_codelength(task: Task, probe: Probe, train: tuple[Features, GoldCorpu
                       dev: tuple[Features, GoldCorpus], *, seed: int = 0,
                       device: str = "cpu") -> MDLResult:
     """Online codelength of ``train``'s labels (``task`` already fitted on the full train)."""
-    from .probing import train_probe
+    return online_codelengths(task, probe, [train[0]], train[1], [dev[0]], dev[1], seed=seed,
+                              device=device)[0]
+
+
+def online_codelengths(task: Task, probe: Probe, trains: Sequence[Features], gold: GoldCorpus,
+                       devs: Sequence[Features], dev_gold: GoldCorpus, *, seed: int = 0,
+                       device: str = "cpu") -> list[MDLResult]:
+    """:func:`online_codelength` of several layers of one corpus (``trains[l]``, ``devs[l]``:
+    the same sentences in every layer; ``task`` fitted on ``gold``). The probes of a block
+    train for all layers together (:func:`synrob.probe.probing.train_layers`, when the probe
+    can fuse), so each layer's codelengths are those of :func:`online_codelength` on it alone
+    (tests/probe/test_mdl.py)."""
+    from .probing import train_layers
 
     check_mdl(task)
     device = resolve_device(device)
-    feats, gold = train
     order = np.random.default_rng(seed).permutation(len(gold))
     ends = block_ends(len(gold))
     total = uniform_bits(task, gold)
-    first = uniform_bits(task, _take(feats, gold, order[:ends[0]])[1]) if ends else 0.0
-    bits = [first]
+    first = uniform_bits(task, gold.select(order[:ends[0]])) if ends else 0.0
+    bits = [[first] for _ in trains]
+    layers = list(range(len(trains)))
     for start, stop in zip(ends[:-1], ends[1:], strict=True):
-        seen = _take(feats, gold, order[:start])
-        module, _ = train_probe(task, probe, seen, dev, seed=seed, device=device)
-        block = _take(feats, gold, order[start:stop])
-        bits.append(codelength(task, probe, module, *block, device=device))
-    online = float(sum(bits))
-    return MDLResult(online, total, total / online if online > 0 else float("nan"), ends, bits)
+        seen = [_take(feats, gold, order[:start])[0] for feats in trains]
+        seen_gold = gold.select(order[:start])
+
+        def source(path: str, layer: int, seen: list[Features] = seen) -> Features:
+            return seen[layer] if path == "train" else devs[layer]
+
+        trained = train_layers(task, probe, source, layers, "train", "dev", seen_gold,
+                               dev_gold, seed=seed, device=device)
+        for layer, feats in enumerate(trains):
+            block = _take(feats, gold, order[start:stop])
+            bits[layer].append(codelength(task, probe, trained[layer][0], *block,
+                                          device=device))
+    return [MDLResult(float(sum(b)), total,
+                      total / sum(b) if sum(b) > 0 else float("nan"), ends, b) for b in bits]

@@ -36,7 +36,7 @@ from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
            "first_difference",
-           "train_probe", "train_probes", "train_layers", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe",
+           "train_probe", "train_probes", "train_layers", "layer_groups", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe",
            "run_probe", "evaluate_baselines",
            "SavedSetup", "read_saved", "check_saved"]
 
@@ -364,6 +364,17 @@ class _LayerFeatures(Sequence[Features]):
 
     def __getitem__(self, i: Any) -> Any:
         return self.source(self.path, self.layers[i])
+
+
+def layer_groups(layers: Sequence[int], per_layer_bytes: int) -> list[list[int]]:
+    """``layers`` cut into groups of near-equal size, each at most :data:`FUSE_MAX_BYTES` of
+    vectors when a layer takes ``per_layer_bytes``."""
+    layers = list(layers)
+    if not layers:
+        return []
+    n_groups = -(-len(layers) // max(1, FUSE_MAX_BYTES // max(per_layer_bytes, 1)))
+    size = -(-len(layers) // n_groups)
+    return [layers[i:i + size] for i in range(0, len(layers), size)]
 
 
 def _train_group(task: Task, probe: Probe, features: FeatureSource, layers: Sequence[int],
