@@ -16,7 +16,11 @@ skip, from the epochs it really ran (``epochs_run``) and the treebanks it read:
 it is a lower bound of the runs' wall time on the whole machine (all ``--threads`` cores): no
 implementation of the same runs can be faster here. ``runs_seconds_sum`` adds the runs' own
 ``seconds`` (with ``--workers N`` they overlapped, so it is not the wall time).
-``runs_over_floor`` is ``runs_seconds_sum`` over ``flop_floor_s``. A run that trained on the
+``runs_over_floor`` is ``runs_seconds_sum`` over ``flop_floor_s``: with ``--workers N`` of one
+thread each, a run's products go at about 1/N of the N-thread rate, so this ratio cannot go
+below about N even for runs that do nothing but the counted products. ``runs_wall_over_floor``
+is the ``runs`` stage's wall time (``results.json``, printed as ``runs_wall_s``) over the floor:
+the whole machine's time against the whole machine's floor. A run that trained on the
 first ``train_sentences`` sentences (its key) is counted on those only.
 ``--target-s`` prints it beside the floor (``floor_over_target``). Runs of other probes are
 counted in ``runs_not_counted`` and left out (the floor stays a lower bound).
@@ -72,9 +76,24 @@ def main() -> None:
     print(f"flop_floor_s: {floor:.1f}")
     print(f"runs_seconds_sum: {seconds:.0f}")  # summed over workers: not the wall time
     print(f"runs_over_floor: {seconds / floor:.2f}" if floor else "runs_over_floor: nan")
+    wall = _runs_wall(args.run_dir)
+    if wall is not None:  # the runs stage's wall time: workers overlap in it
+        print(f"runs_wall_s: {wall:.1f}")
+        print(f"runs_wall_over_floor: {wall / floor:.2f}" if floor
+              else "runs_wall_over_floor: nan")
     if args.target_s:
         print(f"target_s: {args.target_s:.1f}")
         print(f"floor_over_target: {floor / args.target_s:.2f}")
+
+
+def _runs_wall(run_dir: Path) -> float | None:
+    """The wall seconds of the ``runs`` stage (``results.json``), or None without it."""
+    try:
+        stages = json.loads((run_dir / "results.json").read_text()).get("stages", {})
+    except (OSError, ValueError):
+        return None
+    wall = stages.get("runs") if isinstance(stages, dict) else None
+    return float(wall) if isinstance(wall, (int, float)) else None
 
 
 _STATS: dict[tuple[str, int | None], tuple[int, int]] = {}

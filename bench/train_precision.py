@@ -36,7 +36,7 @@ EWT = Path(os.environ.get("SYNROB_EWT_DIR",
 #: check -> (probe, task, probe parameters, metrics compared)
 CHECKS = {
     "distance": ("structural", "distance", {}, ("uuas", "dspr")),
-    "pos": ("linear", "pos", {}, ("accuracy",)),
+    "pos": ("linear", "pos", {}, ("acc",)),
     "parse": ("perceptron", "parse", {}, ("uuas",)),
 }
 ENCODER_PARAMS = {"precision": "float32"}

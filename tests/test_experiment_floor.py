@@ -38,6 +38,7 @@ def test_floor_of_two_probe_runs(tmp_path: Path, ewt_dev: Path, ewt_test: Path) 
         "key": {**base, "probe": "structural", "probe_params": {"rank": 0}}, "seconds": 10.0,
         "rows": [{"layer": 0, "epochs_run": 1, "metric": m} for m in ("uuas", "dspr")]
         + [{"layer": 2, "epochs_run": 2, "metric": "uuas"}]}))
+    (tmp_path / "results.json").write_text(json.dumps({"stages": {"runs": 30.0}}))
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "experiment_floor.py"),
                           str(tmp_path), "--repeats", "1", "--target-s", "10"],
                          capture_output=True, text=True, check=True)
@@ -60,6 +61,9 @@ def test_floor_of_two_probe_runs(tmp_path: Path, ewt_dev: Path, ewt_test: Path) 
     # (a floor of 0.4 s) is a 10 % error
     assert float(got["runs_over_floor"]) == pytest.approx(
         60.0 / (expected / (rate * 1e9)), rel=0.01)
+    assert got["runs_wall_s"] == "30.0"  # the runs stage of results.json: workers overlap
+    assert float(got["runs_wall_over_floor"]) == pytest.approx(
+        30.0 / (expected / (rate * 1e9)), rel=0.01)
 
 
 def test_floor_counts_only_the_train_sentences_a_run_used(tmp_path: Path, ewt_dev: Path,

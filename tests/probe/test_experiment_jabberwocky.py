@@ -65,8 +65,8 @@ def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path
 
 def test_run_keys_hold_the_resolved_training_precision(tmp_path, tiny, monkeypatch) -> None:
     """``train_precision=auto`` is resolved per encoder and probe when the runs are planned:
-    on native-bf16 hardware MiniLM's structural probes train in bf16 (a checked pair), the
-    perceptron and fast+pos (unchecked) in fp32; without native bf16, everything in fp32."""
+    on native-bf16 hardware MiniLM's probes train in bf16 (checked pairs), fast+pos's
+    (unchecked) in fp32; without native bf16, everything in fp32."""
     def precisions() -> dict[tuple[str, str], set[str]]:
         out: dict[tuple[str, str], set[str]] = {}
         for spec in JabberwockyExperiment(**tiny(tmp_path)).plan(Context(tmp_path / "out")):
@@ -79,7 +79,8 @@ def test_run_keys_hold_the_resolved_training_precision(tmp_path, tiny, monkeypat
     monkeypatch.setenv("SYNROB_NATIVE_BF16", "1")
     got = precisions()
     assert got[("model", "structural")] == got[("layer0", "structural")] == {"bfloat16"}
-    assert got[("model", "perceptron")] == got[("fast+pos", "structural")] == {"float32"}
+    assert got[("model", "perceptron")] == {"bfloat16"}
+    assert got[("fast+pos", "structural")] == got[("fast+pos", "perceptron")] == {"float32"}
     monkeypatch.setenv("SYNROB_NATIVE_BF16", "0")
     assert set().union(*precisions().values()) == {"float32"}
 

