@@ -95,6 +95,29 @@ def test_bad_parameters_are_refused(tmp_path, tiny) -> None:
 
 
 @pytest.mark.slow
+def test_fused_run_equals_one_run_per_layer_with_a_cut_train_that_is_also_dev(tmp_path,
+                                                                              tiny) -> None:
+    """Layers trained in one run give the rows of one run per layer; ``train_sentences`` cuts
+    the training split only, even when dev is the same file (its vectors stay whole)."""
+    params = tiny(tmp_path, layers="1,2", probes="structural", baselines="path",
+                  train_on="clean", draws=1, epochs=2, bootstrap=0, train_sentences=60)
+    params["dev"] = params["train"]
+
+    def rows(fuse: bool) -> list[str]:
+        exp = JabberwockyExperiment(**params, fuse_layers=fuse)
+        res = run_experiment(exp, tmp_path / f"out-{fuse}", seed=0, device="cpu")
+        return sorted(json.dumps({k: v for k, v in r.items() if k not in ("run", "seconds")},
+                                 sort_keys=True, default=str)
+                      for r in res.rows if r.get("kind") != "baselines" and "layer" in r
+                      and r.get("encoder") == "minilm")
+
+    fused, apart = rows(True), rows(False)
+    assert fused == apart and any('"layer": 1' in r for r in fused)
+    dev = [json.loads(r) for r in fused if '"split": "dev"' in r and '"metric": "uuas"' in r]
+    assert dev and all(r["value"] > 0 for r in dev)
+
+
+@pytest.mark.slow
 def test_runs_reports_and_resumes(tmp_path, tiny) -> None:
     exp = JabberwockyExperiment(**tiny(tmp_path, probes="structural"))
     out = tmp_path / "out"

@@ -471,18 +471,18 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     train_gold = _head_gold(load_gold(key["train"]), key["train_sentences"])
     dev_gold = load_gold(key["dev"])
 
-    def features(path: str, layer: int) -> Any:
-        feats = source(path, layer)
-        return _head_features(feats, len(train_gold)) if path == key["train"] else feats
+    def features(split: str, layer: int) -> Any:  # only the train split is cut (even when
+        feats = source(key[split], layer)  # train and dev are the same file)
+        return _head_features(feats, len(train_gold)) if split == "train" else feats
 
     task.fit(train_gold)
-    trained = train_layers(task, probe, features, key["layers"], key["train"], key["dev"],
-                           train_gold, dev_gold, seed=ctx.seed, device=ctx.device)
+    trained = train_layers(task, probe, features, key["layers"], "train", "dev", train_gold,
+                           dev_gold, seed=ctx.seed, device=ctx.device)
     rows: list[Row] = []
     for layer, role in zip(key["layers"], key["roles"], strict=True):
         module, log, _ = trained[layer]
         rows += _layer_rows(key, ctx, task, probe, module, log, layer, role,
-                            (features(key["dev"], layer), dev_gold), source)
+                            (source(key["dev"], layer), dev_gold), source)
     return rows
 
 
