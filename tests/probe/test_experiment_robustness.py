@@ -168,6 +168,34 @@ def test_parameters() -> None:
         RobustnessExperiment.from_preset("nope")
 
 
+def test_an_encoders_layers_train_in_one_run_when_the_probe_can() -> None:
+    """MiniLM's two layers: one run for the structural and linear probes (the grouping of
+    ``_groups``, ``fuse_layers``); one run per layer without it."""
+    exp = RobustnessExperiment(encoders="minilm,glove-6b-50d", layers="3,6",
+                               tasks="distance,pos,root,tree-depth")
+    assert exp._encoder_layers() == [("minilm", [3, 6]), ("glove-6b-50d", [0])]
+    assert exp._groups("distance", [3, 6]) == exp._groups("pos", [3, 6]) == [[3, 6]]
+    apart = RobustnessExperiment(fuse_layers=False)
+    assert apart._groups("distance", [3, 6]) == [[3], [6]]
+
+
+@pytest.mark.slow
+def test_fused_runs_give_the_rows_of_one_run_per_layer(tmp_path) -> None:
+    from synrob.probe.experiments.runner import run_experiment
+
+    def rows(fuse: bool) -> tuple[list[str], int]:
+        exp = RobustnessExperiment.from_preset(
+            "sample", encoders="minilm", layers="3,6", tasks="distance,pos", epochs=2,
+            budgets="1", variants=2, test_limit=30, bootstrap=50, fuse_layers=fuse)
+        res = run_experiment(exp, tmp_path / f"out-{fuse}", seed=0, device="cpu")
+        return sorted(json.dumps({k: v for k, v in r.items() if k not in ("run", "seconds")},
+                                 sort_keys=True, default=str) for r in res.rows), len(res.runs)
+
+    (fused, n_fused), (apart, n_apart) = rows(True), rows(False)
+    assert (n_fused, n_apart) == (2, 4)
+    assert fused == apart and any('"layer": 6' in r for r in fused)
+
+
 @pytest.mark.slow
 def test_sample_preset_runs_and_resumes(cli, tmp_path) -> None:
     out = tmp_path / "rob"

@@ -84,7 +84,7 @@ class RobustnessExperiment(Experiment):
     """Worst-case drops of probe metrics and representation shifts under coPOS/coCO."""
 
     name = "robustness"
-    version = "1.1"
+    version = "1.2"
     summary = ("worst-case drop of probe metrics and representation shift under k syntax-"
                "preserving substitutions per sentence, per budget tau (La Malfa et al. Table 1)")
     paper = PAPER
@@ -96,6 +96,8 @@ class RobustnessExperiment(Experiment):
         Param("encoders", str, "minilm,glove-6b-50d", "comma-separated encoders"),
         Param("layers", str, "3,6", "comma-separated layers; a layer past an encoder's last is "
               "its last (GloVe: 0)"),
+        Param("fuse_layers", bool, True, "train the layers of an encoder in one run when the "
+              "task's probe can (the same weights as one run per layer)"),
         Param("tasks", str, "distance,pos,root,tree-depth",
               "comma-separated probing tasks (distance, depth, pos, root, tree-depth)"),
         Param("perturbations", str, "copos,coco", "comma-separated perturbers (tree-keeping)"),
@@ -233,16 +235,38 @@ class RobustnessExperiment(Experiment):
         specs = []
         for seed in self._seeds(ctx):
             conds = self._files(ctx, seed)
-            for enc, layer in self._models():
+            for enc, layers in self._encoder_layers():
                 for task in self.list("tasks"):
-                    key = {"encoder": enc, "layer": layer, "task": task, "seed": seed,
+                    key = {"encoder": enc, "task": task, "seed": seed,
                            **data, "variants": self.options["variants"],
                            "epochs": self.options["epochs"],
                            "train_limit": self.options["train_limit"],
                            "adversary": self.options["adversary"], "conditions": conds,
                            "bootstrap": self.options["bootstrap"]}
-                    specs.append(RunSpec(key, f"{enc}@{layer} {task} seed={seed}"))
+                    for group in self._groups(task, layers):
+                        where = "+".join(map(str, group))
+                        specs.append(RunSpec({**key, "layers": group},
+                                             f"{enc}@{where} {task} seed={seed}"))
         return specs
+
+    def _encoder_layers(self) -> list[tuple[str, list[int]]]:
+        """:meth:`_models` grouped by encoder, in order."""
+        out: dict[str, list[int]] = {}
+        for enc, layer in self._models():
+            out.setdefault(enc, []).append(layer)
+        return list(out.items())
+
+    def _groups(self, task: str, layers: list[int]) -> list[list[int]]:
+        """All layers in one run when ``fuse_layers`` is on and the task's probe trains layers
+        together (:func:`synrob.probe.probing.train_layers`), else one run per layer."""
+        from synrob.perturb.plugins import get_registry
+
+        reg = get_registry()
+        task_cls = reg.get("task", task)
+        probe = reg.get("probe", task_cls.default_probe)()
+        if self.options["fuse_layers"] and len(layers) > 1 and probe.can_fuse(task_cls.kind):
+            return [list(layers)]
+        return [[layer] for layer in layers]
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
         return run_cell(dict(spec.key), ctx.data_dir, ctx.device, boot_seed=ctx.seed)
@@ -261,18 +285,67 @@ class RobustnessExperiment(Experiment):
 # ---------------------------------------------------------------------- one run
 def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto",
              boot_seed: int = 0) -> list[Row]:
-    """Train the probe of ``key`` on clean train and score every perturbed condition (whose
-    files are in ``data_dir``). Drops and shifts get bootstrap intervals over the sentences
-    (``key["bootstrap"]`` resamples drawn from ``boot_seed``, the experiment's seed, so that the
-    runs of every training seed resample the same sentences: :mod:`..intervals`)."""
+    """Train the probe of ``key`` on clean train, on each of its ``layers`` (together when
+    there are several: :func:`synrob.probe.probing.train_layers`), and score every perturbed
+    condition (whose files are in ``data_dir``) with each. Drops and shifts get bootstrap
+    intervals over the sentences (``key["bootstrap"]`` resamples drawn from ``boot_seed``, the
+    experiment's seed, so that the runs of every training seed resample the same sentences:
+    :mod:`..intervals`)."""
     if key["adversary"] not in ("loss", "per-metric"):
         raise ParameterError(f"robustness: adversary must be 'loss' or 'per-metric', not "
                              f"{key['adversary']!r}")
-    cell = _Cell(key, Path(data_dir), device, boot_seed)
-    rows = cell.clean_rows()
-    for cond in key["conditions"]:
-        rows += cell.condition_rows(cond)
+    layers = [int(x) for x in key["layers"]]
+    trained = _Trainer(key, device).train(layers)
+    rows: list[Row] = []
+    for layer in layers:
+        cell = _Cell(key, layer, trained, Path(data_dir), device, boot_seed)
+        rows += cell.clean_rows()
+        for cond in key["conditions"]:
+            rows += cell.condition_rows(cond)
     return rows
+
+
+class _Trainer:
+    """The probes of one run, on clean train (the first ``train_limit`` sentences) with early
+    stopping on dev: the task fitted, each layer's (module, log)."""
+
+    def __init__(self, key: dict[str, Any], device: str) -> None:
+        from synrob.perturb.device import resolve_device
+        from synrob.perturb.plugins import get_registry
+        from synrob.probe.probing import encoder_features
+        from synrob.probe.tasks.base import load_gold
+
+        reg = get_registry()
+        self.key, self.dev = key, resolve_device(device)
+        self.task_cls = reg.get("task", key["task"])
+        self.task = self.task_cls()
+        self.probe_cls = reg.get("probe", self.task_cls.default_probe)
+        self.probe = self.probe_cls(epochs=key["epochs"])
+        self.feats = encoder_features(key["encoder"], device=device)
+        self.train_gold, self.dev_gold = load_gold(key["train"]), load_gold(key["dev"])
+        if key.get("train_limit"):
+            n_train = min(int(key["train_limit"]), len(self.train_gold))
+            self.train_gold = self.train_gold.subset(n_train)
+
+    def _features(self, split: str, layer: int) -> Any:
+        """A layer's train (cut to the training sentences) or dev vectors."""
+        from synrob.probe.training import Features
+
+        feats = self.feats(self.key[split], layer)
+        n = len(self.train_gold)
+        if split != "train" or n >= feats.n_sentences:
+            return feats
+        return Features(feats.matrix[:feats.offsets[n]], feats.offsets[:n + 1])
+
+    def train(self, layers: list[int]) -> _Trainer:
+        """Train every layer's probe; ``self.trained``: layer -> (module, log, dim)."""
+        from synrob.probe.probing import train_layers
+
+        self.task.fit(self.train_gold)
+        self.trained = train_layers(self.task, self.probe, self._features, layers, "train",
+                                    "dev", self.train_gold, self.dev_gold,
+                                    seed=int(self.key["seed"]), device=self.dev)
+        return self
 
 
 def _row(base: dict[str, Any], metric: str, value: float) -> Row:
@@ -296,49 +369,27 @@ class _Cell:
     """One run: the probe trained on clean train (early stopping on dev), its clean test scores,
     then the rows of each perturbed condition."""
 
-    def __init__(self, key: dict[str, Any], data_dir: Path, device: str, boot_seed: int = 0
-                 ) -> None:
+    def __init__(self, key: dict[str, Any], layer: int, trained: _Trainer, data_dir: Path,
+                 device: str, boot_seed: int = 0) -> None:
         from synrob.perturb.device import resolve_device
-        from synrob.perturb.plugins import get_registry
-        from synrob.probe.probing import encoder_features
         from synrob.probe.tasks.base import load_gold
 
-        reg = get_registry()
         self.key, self.data_dir = key, data_dir
         self.boot = (boot_seed, int(key.get("bootstrap", 0)))  # (resample seed, resamples)
-        self.enc_name, self.layer = key["encoder"], int(key["layer"])
+        self.enc_name, self.layer = key["encoder"], layer
         self.seed, self.k = int(key["seed"]), int(key["variants"])
         self.adversary = key["adversary"]
-        self.task_cls = reg.get("task", key["task"])
-        self.task = self.task_cls()
-        self.probe_cls = reg.get("probe", self.task_cls.default_probe)
-        self.probe = self.probe_cls(epochs=key["epochs"])
+        self.task_cls, self.task = trained.task_cls, trained.task
+        self.probe_cls, self.probe = trained.probe_cls, trained.probe
         self.dev = resolve_device(device)
-        self.feats = encoder_features(self.enc_name, device=device)
-        self.train_gold, self.dev_gold, self.test_gold = (
-            load_gold(key[s]) for s in ("train", "dev", "test"))
-        self._train()
+        self.feats = trained.feats
+        self.train_gold, self.dev_gold = trained.train_gold, trained.dev_gold
+        self.test_gold = load_gold(key["test"])
+        self.module, self.log, _ = trained.trained[layer]
         self._score_clean()
         self.base = self.base_fields()
 
     # ------------------------------------------------------------------ clean
-    def _train(self) -> None:
-        """Fit the task and train the probe on (the first ``train_limit`` sentences of) train."""
-        from synrob.probe.probing import train_probe
-        from synrob.probe.training import Features
-
-        key, layer = self.key, self.layer
-        train_feats = self.feats(key["train"], layer)
-        if key.get("train_limit"):
-            n_train = min(int(key["train_limit"]), len(self.train_gold))
-            self.train_gold = self.train_gold.subset(n_train)
-            train_feats = Features(train_feats.matrix[:train_feats.offsets[n_train]],
-                                   train_feats.offsets[:n_train + 1])
-        self.task.fit(self.train_gold)
-        self.module, self.log = train_probe(
-            self.task, self.probe, (train_feats, self.train_gold),
-            (self.feats(key["dev"], layer), self.dev_gold), seed=self.seed, device=self.dev)
-
     def _score_clean(self) -> None:
         """Corpus and per-sentence scores, losses and sentence vectors of the clean test set."""
         from synrob.probe.probing import evaluate_probe
