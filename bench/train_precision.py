@@ -58,7 +58,7 @@ def prepare(paths: list[str], layer: int) -> None:
         encode_corpus("minilm", p, layers="all", device="cpu", params=ENCODER_PARAMS)
 
 
-def check(name: str, data: dict, layer: int, seed: int) -> tuple[list[tuple[str, object]], bool]:
+def check(name: str, data: dict, seed: int) -> tuple[list[tuple[str, object]], bool]:
     """Train ``name``'s probe in fp32 and in bf16; its lines and whether it passed."""
     from synrob.perturb.dtype import BF16_TOLERANCE
     from synrob.perturb.plugins import get_registry
@@ -130,7 +130,7 @@ def main() -> None:
     passed = True
     for name in args.checks.split(","):
         t0 = time.perf_counter()
-        lines, ok = check(name.strip(), data, args.layer, args.seed)
+        lines, ok = check(name.strip(), data, args.seed)
         passed = passed and ok
         for key, value in lines:
             print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}",

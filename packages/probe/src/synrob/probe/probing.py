@@ -36,7 +36,8 @@ from .tree_baselines import BASELINES, baseline_predictions
 
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
            "first_difference",
-           "train_probe", "train_probes", "train_layers", "layer_groups", "FUSE_MAX_BYTES", "predict_probe", "evaluate_probe",
+           "train_probe", "train_probes", "train_layers", "fuse_groups", "FUSE_MAX_BYTES",
+           "predict_probe", "evaluate_probe",
            "run_probe", "evaluate_baselines",
            "SavedSetup", "read_saved", "check_saved"]
 
@@ -300,7 +301,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         else:
             assert train_gold is not None and dev_gold is not None and train and dev
             if layer not in trained:  # this layer and, fused, the layers after it
-                fusing = fuse and probe.can_fuse(task.kind)
+                fusing = fuse and probe.can_fuse(task.kind)  # else each is scored as it ends
                 todo = layers[layers.index(layer):] if fusing else [layer]
                 trained = train_layers(task, probe, features, todo, train, dev, train_gold,
                                        dev_gold, seed=seed, device=device, fuse=fuse)
@@ -335,21 +336,26 @@ def train_layers(task: Task, probe: Probe, features: FeatureSource, layers: Sequ
                  ) -> dict[int, tuple[Any, TrainLog, int]]:
     """A probe trained on each of ``layers`` of ``train`` (early stopping on ``dev``):
     layer -> (module, log, dim). With ``fuse`` and a probe that can (``probe.can_fuse``), the
-    layers train together (:func:`train_probes`, in groups of at most :data:`FUSE_MAX_BYTES` of
-    vectors), else one after the other (:func:`train_probe`); each layer's module and log are
-    the same either way. ``task`` must be fitted on ``train_gold``."""
+    layers train together (:func:`train_probes`, in the groups of :func:`fuse_groups`), else
+    one after the other (:func:`train_probe`); each layer's module and log are the same either
+    way. ``task`` must be fitted on ``train_gold``."""
+    fusing = fuse and len(layers) > 1 and probe.can_fuse(task.kind)
+    groups = (fuse_groups(features, layers, train, train_gold, dev_gold) if fusing
+              else [[layer] for layer in layers])
     out: dict[int, tuple[Any, TrainLog, int]] = {}
-    for layer in layers:
-        if layer in out:
-            continue
-        if fuse and len(layers) > 1 and probe.can_fuse(task.kind):
-            out.update(_train_group(task, probe, features, layers, layer, train, dev,
-                                    train_gold, dev_gold, seed, device))
-        if layer not in out:
-            feats = features(train, layer)
-            module, log = train_probe(task, probe, (feats, train_gold),
-                                      (features(dev, layer), dev_gold), seed=seed, device=device)
-            out[layer] = (module, log, feats.dim)
+    for group in groups:
+        dim = features(train, group[0]).dim
+        if len(group) == 1:
+            trained = [train_probe(task, probe, (features(train, group[0]), train_gold),
+                                   (features(dev, group[0]), dev_gold), seed=seed,
+                                   device=device)]
+        else:
+            trained = train_probes(task, probe,
+                                   (_LayerFeatures(features, train, group), train_gold),
+                                   (_LayerFeatures(features, dev, group), dev_gold), seed=seed,
+                                   device=device)
+        out.update({layer: (module, log, dim)
+                    for layer, (module, log) in zip(group, trained, strict=True)})
     return out
 
 
@@ -366,33 +372,18 @@ class _LayerFeatures(Sequence[Features]):
         return self.source(self.path, self.layers[i])
 
 
-def layer_groups(layers: Sequence[int], per_layer_bytes: int) -> list[list[int]]:
-    """``layers`` cut into groups of near-equal size, each at most :data:`FUSE_MAX_BYTES` of
-    vectors when a layer takes ``per_layer_bytes``."""
+def fuse_groups(features: FeatureSource, layers: Sequence[int], train: str,
+                train_gold: GoldCorpus, dev_gold: GoldCorpus) -> list[list[int]]:
+    """``layers`` in groups of near-equal size, in order, whose stacked train + dev vectors
+    (float32, the first layer's dim) take at most :data:`FUSE_MAX_BYTES` per group."""
     layers = list(layers)
     if not layers:
         return []
-    n_groups = -(-len(layers) // max(1, FUSE_MAX_BYTES // max(per_layer_bytes, 1)))
-    size = -(-len(layers) // n_groups)
-    return [layers[i:i + size] for i in range(0, len(layers), size)]
-
-
-def _train_group(task: Task, probe: Probe, features: FeatureSource, layers: Sequence[int],
-                 first: int, train: str, dev: str, train_gold: GoldCorpus, dev_gold: GoldCorpus,
-                 seed: int, device: str) -> dict[int, tuple[Any, TrainLog, int]]:
-    """Train ``first`` and the layers after it together (:func:`train_probes`), as many as
-    :data:`FUSE_MAX_BYTES` allows (groups of near-equal size): layer -> (module, log, dim)."""
-    layers = list(layers)
-    dim = features(train, first).dim
+    dim = features(train, layers[0]).dim
     per_layer = 4 * dim * (int(train_gold.lengths.sum()) + int(dev_gold.lengths.sum()) + 2)
     n_groups = -(-len(layers) // max(1, FUSE_MAX_BYTES // max(per_layer, 1)))
-    group = layers[layers.index(first):][:-(-len(layers) // n_groups)]
-    if len(group) == 1:
-        return {}
-    trained = train_probes(task, probe, (_LayerFeatures(features, train, group), train_gold),
-                           (_LayerFeatures(features, dev, group), dev_gold), seed=seed,
-                           device=device)
-    return {layer: (module, log, dim) for layer, (module, log) in zip(group, trained, strict=True)}
+    size = -(-len(layers) // n_groups)
+    return [layers[i:i + size] for i in range(0, len(layers), size)]
 
 
 def _warn_massive(encoder: str, layer: int, norm: normalize.WordNorm | None) -> None:

@@ -13,7 +13,7 @@
   override, so the test suite trains in fp32 on every CPU) and the (model, probe) pair is in
   :data:`TRAIN_BF16_CHECKED`: its bf16-trained probes were measured on EWT to give UUAS, DSpr
   and POS accuracy within :data:`synrob.perturb.dtype.BF16_TOLERANCE` of fp32 training
-  (docs/experiments.md, "Probe training in bf16"; ``python bench/probe.py --bf16-check``).
+  (docs/experiments.md, "Probe training in bf16"; ``python bench/train_precision.py``).
   Every other pair stays fp32 until it is checked.
 
 ``auto`` is resolved where the model is known (:func:`resolve_probe_precision`, called by
@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synrob.perturb.dtype import BF16_CHECKED, native_bf16
+from synrob.perturb.dtype import BF16_CHECKED, names_model, native_bf16
 from synrob.perturb.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -56,10 +55,7 @@ TRAIN_BF16_CHECKED: dict[str, frozenset[str]] = {
 
 def checked(model: str | None, probe: str) -> bool:
     """Whether bf16 training of ``probe`` on ``model`` (an alias, hub name or path) passed."""
-    if not model:
-        return False
-    models = TRAIN_BF16_CHECKED.get(probe, frozenset())
-    return model in models or any(part in models for part in Path(model).parts)
+    return names_model(model, TRAIN_BF16_CHECKED.get(probe, frozenset()))
 
 
 def resolve_train_precision(spec: str, device: str, model: str | None, probe: str) -> str:
@@ -91,8 +87,7 @@ def autocast(precision: str, device: Any) -> Iterator[None]:
         return
     import torch
 
-    kind = device.type if hasattr(device, "type") else str(device).split(":")[0]
-    with torch.autocast(kind, dtype=torch.bfloat16):
+    with torch.autocast(_device_type(device), dtype=torch.bfloat16):
         yield
 
 
@@ -100,5 +95,9 @@ def fp32_region(device: Any) -> contextlib.AbstractContextManager[Any]:
     """A region where autocast is off (fp32 products inside a bf16 step)."""
     import torch
 
-    kind = device.type if hasattr(device, "type") else str(device).split(":")[0]
-    return torch.autocast(kind, enabled=False)
+    return torch.autocast(_device_type(device), enabled=False)
+
+
+def _device_type(device: Any) -> str:
+    """``cpu``, ``cuda``...: the type of a torch device or device name."""
+    return device.type if hasattr(device, "type") else str(device).split(":")[0]

@@ -54,6 +54,12 @@ class Features:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    def head(self, n: int) -> Features:
+        """The first ``n`` sentences (itself when it has no more): views, no copy."""
+        if n >= self.n_sentences:
+            return self
+        return Features(self.matrix[: int(self.offsets[n])], self.offsets[: n + 1])
+
     def sentence(self, i: int) -> np.ndarray:
         """Word vectors of sentence ``i``. Shape: (n_i, dim)."""
         return self.matrix[self.offsets[i]:self.offsets[i + 1]]

@@ -30,10 +30,25 @@ from typing import Any, ClassVar
 from synrob.perturb.language import Language
 from synrob.perturb.params import Param, parse_params
 
-__all__ = ["Context", "Experiment", "RunSpec", "Row", "TREEBANK_SPLITS", "split_list"]
+__all__ = ["Context", "Experiment", "RunSpec", "Row", "TREEBANK_SPLITS", "split_list",
+           "layer_runs"]
 
 #: One result: flat, JSON-able; ``metric`` and ``value`` plus the run's coordinates.
 Row = dict[str, Any]
+
+
+def layer_runs(layers: list[int], task: str, probe: str | None, fuse: bool) -> list[list[int]]:
+    """The layers of one encoder as an experiment's runs: all in one run when ``fuse`` is on
+    and ``probe`` (the task's default probe when None) trains the layers of ``task`` together
+    (:func:`synrob.probe.probing.train_layers`: the same weights), else one run per layer."""
+    from synrob.perturb.plugins import get_registry
+
+    reg = get_registry()
+    task_cls = reg.get("task", task)
+    probe_cls = reg.get("probe", probe or task_cls.default_probe)
+    if fuse and len(layers) > 1 and probe_cls().can_fuse(task_cls.kind):
+        return [list(layers)]
+    return [[layer] for layer in layers]
 
 
 def split_list(value: Any, cast: Callable[[str], Any] = str) -> list[Any]:

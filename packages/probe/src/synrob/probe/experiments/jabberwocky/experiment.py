@@ -42,7 +42,7 @@ from synrob.perturb.errors import ParameterError
 from synrob.perturb.params import Param
 
 from ...train_precision import PRECISION_HELP, PRECISIONS
-from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
+from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
 
 __all__ = ["JabberwockyExperiment", "PROBE_TASKS", "BASELINE_NAMES"]
 
@@ -249,17 +249,8 @@ class JabberwockyExperiment(Experiment):
         return specs + self._behaviour_specs(clean["test"], draws, common)
 
     def _groups(self, probe: str, task: str, layers: list[int]) -> list[list[int]]:
-        """The layers of one encoder as runs: all in one run when ``fuse_layers`` is on and the
-        probe trains layers together (:func:`synrob.probe.probing.train_layers`), else one run
-        per layer."""
-        from synrob.perturb.plugins import get_registry
-
-        reg = get_registry()
-        kind = reg.get("task", task).kind
-        if self.options["fuse_layers"] and len(layers) > 1 and reg.get("probe", probe)().can_fuse(
-                kind):
-            return [list(layers)]
-        return [[layer] for layer in layers]
+        """The layers of one encoder as runs (:func:`..base.layer_runs`)."""
+        return layer_runs(layers, task, probe, self.options["fuse_layers"])
 
     def _precision(self, encoder: str, probe: str, ctx: Context) -> str:
         """The training precision of ``probe`` on ``encoder``'s vectors on this device."""
@@ -342,16 +333,6 @@ def _split_label(label: str) -> tuple[str, int | None]:
 def _head_gold(gold: Any, n: int) -> Any:
     """The first ``n`` sentences of a GoldCorpus (all when ``n`` is 0)."""
     return gold if not n or n >= len(gold) else gold.subset(n)
-
-
-def _head_features(features: Any, n: int) -> Any:
-    """The first ``n`` sentences of a Features (all when it has no more)."""
-    from synrob.probe.training import Features
-
-    if n >= features.n_sentences:
-        return features
-    offsets = features.offsets[: n + 1]
-    return Features(features.matrix[: int(offsets[-1])], offsets)
 
 
 def _common_fields(key: dict[str, Any]) -> dict[str, Any]:
@@ -473,7 +454,7 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
 
     def features(split: str, layer: int) -> Any:  # only the train split is cut (even when
         feats = source(key[split], layer)  # train and dev are the same file)
-        return _head_features(feats, len(train_gold)) if split == "train" else feats
+        return feats.head(len(train_gold)) if split == "train" else feats
 
     task.fit(train_gold)
     trained = train_layers(task, probe, features, key["layers"], "train", "dev", train_gold,

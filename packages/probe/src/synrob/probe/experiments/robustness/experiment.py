@@ -30,7 +30,7 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
+from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
 from ..stats import finite_mean
 
 __all__ = ["RobustnessExperiment", "parse_limits", "parse_perturber_params"]
@@ -257,16 +257,8 @@ class RobustnessExperiment(Experiment):
         return list(out.items())
 
     def _groups(self, task: str, layers: list[int]) -> list[list[int]]:
-        """All layers in one run when ``fuse_layers`` is on and the task's probe trains layers
-        together (:func:`synrob.probe.probing.train_layers`), else one run per layer."""
-        from synrob.perturb.plugins import get_registry
-
-        reg = get_registry()
-        task_cls = reg.get("task", task)
-        probe = reg.get("probe", task_cls.default_probe)()
-        if self.options["fuse_layers"] and len(layers) > 1 and probe.can_fuse(task_cls.kind):
-            return [list(layers)]
-        return [[layer] for layer in layers]
+        """The layers' runs (:func:`..base.layer_runs`) for the task's default probe."""
+        return layer_runs(layers, task, None, self.options["fuse_layers"])
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
         return run_cell(dict(spec.key), ctx.data_dir, ctx.device, boot_seed=ctx.seed)
@@ -298,7 +290,7 @@ def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto",
     trained = _Trainer(key, device).train(layers)
     rows: list[Row] = []
     for layer in layers:
-        cell = _Cell(key, layer, trained, Path(data_dir), device, boot_seed)
+        cell = _Cell(key, layer, trained, Path(data_dir), boot_seed)
         rows += cell.clean_rows()
         for cond in key["conditions"]:
             rows += cell.condition_rows(cond)
@@ -329,13 +321,8 @@ class _Trainer:
 
     def _features(self, split: str, layer: int) -> Any:
         """A layer's train (cut to the training sentences) or dev vectors."""
-        from synrob.probe.training import Features
-
         feats = self.feats(self.key[split], layer)
-        n = len(self.train_gold)
-        if split != "train" or n >= feats.n_sentences:
-            return feats
-        return Features(feats.matrix[:feats.offsets[n]], feats.offsets[:n + 1])
+        return feats.head(len(self.train_gold)) if split == "train" else feats
 
     def train(self, layers: list[int]) -> _Trainer:
         """Train every layer's probe; ``self.trained``: layer -> (module, log, dim)."""
@@ -366,12 +353,11 @@ def _drop_row(base: dict[str, Any], metric: str, per_sentence: np.ndarray,
 
 
 class _Cell:
-    """One run: the probe trained on clean train (early stopping on dev), its clean test scores,
+    """One layer of a run: its probe (trained by :class:`_Trainer`), its clean test scores,
     then the rows of each perturbed condition."""
 
     def __init__(self, key: dict[str, Any], layer: int, trained: _Trainer, data_dir: Path,
-                 device: str, boot_seed: int = 0) -> None:
-        from synrob.perturb.device import resolve_device
+                 boot_seed: int = 0) -> None:
         from synrob.probe.tasks.base import load_gold
 
         self.key, self.data_dir = key, data_dir
@@ -381,7 +367,7 @@ class _Cell:
         self.adversary = key["adversary"]
         self.task_cls, self.task = trained.task_cls, trained.task
         self.probe_cls, self.probe = trained.probe_cls, trained.probe
-        self.dev = resolve_device(device)
+        self.dev = trained.dev
         self.feats = trained.feats
         self.train_gold, self.dev_gold = trained.train_gold, trained.dev_gold
         self.test_gold = load_gold(key["test"])
