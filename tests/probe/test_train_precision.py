@@ -9,15 +9,24 @@ import numpy as np
 import pytest
 import torch
 from synrob.perturb.errors import ParameterError
-from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
+from synrob.probe.probes import LinearProbe, MLPProbe, PerceptronProbe, StructuralProbe
 from synrob.probe.probes.structural import pairwise_sq_distances
 from synrob.probe.train_precision import (
     autocast,
     checked,
     resolve_probe_precision,
     resolve_train_precision,
+    table_dtype,
 )
-from synrob.probe.training import Batch, Features, fit, make_batches, predict
+from synrob.probe.training import (
+    Batch,
+    Features,
+    fit,
+    fit_layers,
+    make_batches,
+    make_layer_batches,
+    predict,
+)
 
 
 @pytest.mark.parametrize(("native", "model", "probe", "want"), [
@@ -146,3 +155,55 @@ def test_synrob_probe_json_records_the_resolved_precision(cli, monkeypatch):
     assert out["train_precision"] == "bfloat16"
     out = json.loads(cli([*args, "-p", "train_precision=float32"]).stdout)
     assert out["train_precision"] == "float32"
+
+
+def _chain_tags(dists: list[np.ndarray]) -> list[np.ndarray]:
+    return [(np.arange(d.shape[0]) % 3).astype(np.int64) for d in dists]
+
+
+@pytest.mark.parametrize(("probe", "kind"), [
+    (StructuralProbe(rank=8, epochs=3, lr=0.02, train_precision="bfloat16"), "distance"),
+    (StructuralProbe(rank=8, epochs=3, lr=0.02, train_precision="bfloat16"), "depth"),
+    (PerceptronProbe(rank=8, epochs=3, lr=0.02, train_precision="bfloat16"), "distance"),
+    (LinearProbe(epochs=3, lr=0.05, train_precision="bfloat16"), "tag"),
+    (MLPProbe(epochs=3, lr=0.05, hidden=16, train_precision="bfloat16"), "tag"),
+])
+def test_a_bf16_table_trains_bit_for_bit_like_the_fp32_one(probe, kind):
+    """table_dtype's bf16 table (rounded once) gives the steps autocast gives on the fp32
+    table (rounded per batch): the same weights and log, alone and layers together."""
+    torch.set_num_threads(1)
+    assert table_dtype(probe) == torch.bfloat16
+    assert table_dtype(StructuralProbe(train_precision="float32")) == torch.float32
+    (tr, tr_d), (dv, dv_d) = _data(40, 0), _data(12, 1)
+    if kind == "depth":
+        tr_y, dv_y = [d[0] for d in tr_d], [d[0] for d in dv_d]
+    else:
+        tr_y, dv_y = (tr_d, dv_d) if kind == "distance" else (_chain_tags(tr_d), _chain_tags(dv_d))
+    n_classes = 3 if kind == "tag" else 0
+
+    def run(dtype):
+        torch.manual_seed(0)
+        module = probe.build(16, n_classes, kind)
+        log = fit(probe, module, make_batches(tr, kind, tr_y, batch_size=8, dtype=dtype),
+                  make_batches(dv, kind, dv_y, batch_size=8, dtype=dtype), seed=0)
+        return module.state_dict(), log.train_loss, log.dev_loss
+
+    w32, w16 = run(None), run(torch.bfloat16)
+    assert all(torch.equal(w32[0][k], w16[0][k]) for k in w32[0]) and w32[1:] == w16[1:]
+    if not probe.can_fuse(kind):
+        return
+    layers = [tr, Features(tr.matrix * 2.0, tr.offsets)]
+    dev_layers = [dv, Features(dv.matrix * 2.0, dv.offsets)]
+
+    def run_layers(dtype):
+        modules = []
+        for _ in layers:
+            torch.manual_seed(0)
+            modules.append(probe.build(16, n_classes, kind))
+        fit_layers(probe, modules,
+                   make_layer_batches(layers, kind, tr_y, batch_size=8, dtype=dtype),
+                   make_layer_batches(dev_layers, kind, dv_y, batch_size=8, dtype=dtype), seed=0)
+        return [m.state_dict() for m in modules]
+
+    for a, b in zip(run_layers(None), run_layers(torch.bfloat16), strict=True):
+        assert all(torch.equal(a[k], b[k]) for k in a)

@@ -22,7 +22,7 @@ from . import normalize
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
 from .stats import score
 from .tasks.base import GoldCorpus, Task, load_gold
-from .train_precision import resolve_probe_precision
+from .train_precision import resolve_probe_precision, table_dtype
 from .training import (
     Features,
     TrainLog,
@@ -126,12 +126,12 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
 
 
 def _data(task: Task, feats: Features, gold: GoldCorpus, batch_size: int, device: str,
-          with_targets: bool = True):
+          with_targets: bool = True, dtype: Any = None):
     check_alignment(feats, gold)
     targets = task.targets(gold) if with_targets else None
     pooling = task.options.get("pooling", "mean")
     return make_batches(feats, task.kind, targets, batch_size=batch_size, heads=gold.heads,
-                        pooling=pooling, device=device)
+                        pooling=pooling, device=device, dtype=dtype)
 
 
 def train_probe(task: Task, probe: Probe, train: tuple[Features, GoldCorpus],
@@ -149,8 +149,9 @@ def train_probe(task: Task, probe: Probe, train: tuple[Features, GoldCorpus],
     device = resolve_device(device)
     bs = probe.options["batch_size"]
     norm = normalize.fit_norm(train[0], probe.options["normalize"])
-    train_set = _data(task, norm.apply(train[0]), train[1], bs, device)
-    dev_set = _data(task, norm.apply(dev[0]), dev[1], bs, device)
+    dtype = table_dtype(probe)
+    train_set = _data(task, norm.apply(train[0]), train[1], bs, device, dtype=dtype)
+    dev_set = _data(task, norm.apply(dev[0]), dev[1], bs, device, dtype=dtype)
     torch.manual_seed(seed)
     module = probe.build(train[0].dim, task.n_classes, task.kind).to(device)
     log = fit(probe, module, train_set, dev_set, seed=seed)
@@ -192,10 +193,10 @@ def train_probes(task: Task, probe: Probe, train: tuple[Sequence[Features], Gold
     pooling = task.options.get("pooling", "mean")
     train_set = make_layer_batches(normalised_train(), task.kind, task.targets(train[1]),
                                    batch_size=bs, heads=train[1].heads, pooling=pooling,
-                                   device=device, n_layers=n)
+                                   device=device, n_layers=n, dtype=table_dtype(probe))
     dev_set = make_layer_batches(normalised_dev(), task.kind, task.targets(dev[1]),
                                  batch_size=bs, heads=dev[1].heads, pooling=pooling,
-                                 device=device, n_layers=n)
+                                 device=device, n_layers=n, dtype=table_dtype(probe))
     modules = []
     for dim in dims:  # each layer's initial weights: train_probe's draw with this seed
         torch.manual_seed(seed)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .probes.base import Probe
 
 __all__ = ["PRECISIONS", "PRECISION_HELP", "TRAIN_BF16_CHECKED", "resolve_train_precision",
-           "resolve_probe_precision", "autocast", "fp32_region", "checked"]
+           "resolve_probe_precision", "autocast", "fp32_region", "checked", "table_dtype"]
 
 PRECISIONS = ("auto", "float32", "bfloat16")
 PRECISION_HELP = ("training precision: auto (bf16 autocast, fp32 master weights, on hardware "
@@ -76,6 +76,17 @@ def resolve_probe_precision(probe: Probe, device: str, model: str | None) -> str
                                        probe.name)
     probe.options["train_precision"] = resolved
     return resolved
+
+
+def table_dtype(probe: Probe) -> Any:
+    """The torch dtype of the word-vector table ``probe`` trains from: bf16 when it trains in
+    bf16 and its first product would cast the vectors to bf16 anyway (``Probe.bf16_table``),
+    else fp32. Rounding the table once is what autocast does to each batch (round to nearest
+    even), so the steps are the same (tests/probe/test_train_precision.py)."""
+    import torch
+
+    bf16 = probe.options["train_precision"] == "bfloat16" and probe.bf16_table
+    return torch.bfloat16 if bf16 else torch.float32
 
 
 @contextlib.contextmanager

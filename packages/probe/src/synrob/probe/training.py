@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import clock
+from .optim import Adam, Plateau
 from .train_precision import autocast
 
 if TYPE_CHECKING:
@@ -114,14 +115,15 @@ class BatchSet:
 
 def make_batches(features: Features, kind: str, targets: Sequence[np.ndarray] | None = None,
                  *, batch_size: int = 32, heads: Sequence[np.ndarray] | None = None,
-                 pooling: str = "mean", device: str = "cpu") -> BatchSet:
-    """Group sentences of similar length into batches of at most ``batch_size`` sentences."""
+                 pooling: str = "mean", device: str = "cpu", dtype: Any = None) -> BatchSet:
+    """Group sentences of similar length into batches of at most ``batch_size`` sentences.
+    The table is float32, or ``dtype`` (a torch dtype) when given."""
     import torch
 
     n = features.n_sentences
     lengths = features.lengths
     order = np.argsort(lengths, kind="stable")
-    table = _table(features, kind, pooling).to(device)
+    table = _table(features, kind, pooling).to(device, dtype)
     pad_row = int(features.offsets[-1])
     batches = []
     for start in range(0, n, batch_size):
@@ -191,7 +193,8 @@ class LayerBatches:
 def make_layer_batches(layers: Iterable[Features], kind: str,
                        targets: Sequence[np.ndarray] | None = None, *, batch_size: int = 32,
                        heads: Sequence[np.ndarray] | None = None, pooling: str = "mean",
-                       device: str = "cpu", n_layers: int | None = None) -> LayerBatches:
+                       device: str = "cpu", n_layers: int | None = None,
+                       dtype: Any = None) -> LayerBatches:
     """:func:`make_batches` for several layers of one corpus (same sentences and lengths, same
     dim): one list of batches, the layers' tables stacked. ``layers`` may be a generator (with
     ``n_layers``): each layer is written into the stack as it comes and need not stay loaded."""
@@ -201,14 +204,14 @@ def make_layer_batches(layers: Iterable[Features], kind: str,
     n = len(layers) if n_layers is None else n_layers  # type: ignore[arg-type]
     first_feats = next(it)
     first = make_batches(first_feats, kind, targets, batch_size=batch_size, heads=heads,
-                         pooling=pooling, device=device)
+                         pooling=pooling, device=device, dtype=dtype)
     table = torch.empty((n, *first.table.shape), dtype=first.table.dtype, device=device)
     table[0] = first.table
     count = 1
     for f in it:
         if not np.array_equal(f.offsets, first_feats.offsets) or f.dim != first_feats.dim:
             raise ValueError("make_layer_batches: the layers' sentences or dims differ")
-        table[count] = _table(f, kind, pooling).to(device)
+        table[count] = _table(f, kind, pooling).to(device, dtype)
         count += 1
     if count != n:
         raise ValueError(f"make_layer_batches: {count} layers, expected {n}")
@@ -275,9 +278,8 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
     opts = probe.options
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    optim = torch.optim.Adam(module.parameters(), lr=opts["lr"], weight_decay=opts["weight_decay"])
-    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(optim, mode="min", factor=opts["lr_decay"],
-                                                       patience=0)
+    optim = Adam(module.parameters(), lr=opts["lr"], weight_decay=opts["weight_decay"])
+    sched = Plateau(optim, factor=opts["lr_decay"])
     log = TrainLog()
     best = math.inf
     best_state = copy.deepcopy(module.state_dict())
@@ -288,7 +290,7 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
         total = weight = 0.0
         for k in rng.permutation(len(train.batches)):
             b = train.batches[k]
-            optim.zero_grad(set_to_none=True)
+            optim.zero_grad()
             with autocast(opts["train_precision"], train.table.device):
                 loss = probe.loss(module, train.x(b), b)
             if loss.requires_grad:
@@ -300,7 +302,7 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
         dev_loss = _dev_loss(probe, module, dev)
         log.train_loss.append(total / max(weight, 1.0))
         log.dev_loss.append(dev_loss)
-        log.lr.append(optim.param_groups[0]["lr"])
+        log.lr.append(optim.lr)
         if on_epoch is not None:
             on_epoch(epoch, log.train_loss[-1], dev_loss)
         if dev_loss < best - 1e-4 * abs(best if math.isfinite(best) else 0.0):
@@ -340,8 +342,8 @@ def fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBat
 
     Every step runs the probe's :meth:`~synrob.probe.probes.base.Probe.fused_loss` on the same
     batch of every layer still training (one batched product instead of one per layer); each
-    layer has its own ``torch.optim.Adam`` and ``ReduceLROnPlateau`` (so its own moments, step
-    and learning rate), its own best epoch and patience; a layer that stops is restored to its
+    layer has its own :class:`~synrob.probe.optim.Adam` and :class:`~synrob.probe.optim.Plateau`
+    (so its own moments, step and learning rate), its own best epoch and patience; a layer that stops is restored to its
     best state and leaves the stack. The batch order is :func:`fit`'s (``seed``), and a layer's
     losses, gradients and updates are those :func:`fit` computes on it alone, so its weights
     and log are the same (bit for bit with the CPU kernels checked in tests/probe/test_fused.py).
@@ -362,10 +364,9 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
     opts = probe.options
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    optims = [torch.optim.Adam(m.parameters(), lr=opts["lr"], weight_decay=opts["weight_decay"])
+    optims = [Adam(m.parameters(), lr=opts["lr"], weight_decay=opts["weight_decay"])
               for m in modules]
-    scheds = [torch.optim.lr_scheduler.ReduceLROnPlateau(o, mode="min", factor=opts["lr_decay"],
-                                                         patience=0) for o in optims]
+    scheds = [Plateau(o, factor=opts["lr_decay"]) for o in optims]
     logs = [TrainLog() for _ in modules]
     best = [math.inf] * n
     best_state = [copy.deepcopy(m.state_dict()) for m in modules]
@@ -385,7 +386,7 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
         for k in rng.permutation(len(train.batches)):
             b = train.batches[k]
             for i in active:
-                optims[i].zero_grad(set_to_none=True)
+                optims[i].zero_grad()
             with autocast(opts["train_precision"], device):
                 losses = probe.fused_loss(act, train.x(b, index), b)  # (n_active,)
             if losses.requires_grad:
@@ -403,7 +404,7 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
             log, dev_loss = logs[i], dev_losses[j]
             log.train_loss.append(totals[j] / max(weight, 1.0))
             log.dev_loss.append(dev_loss)
-            log.lr.append(optims[i].param_groups[0]["lr"])
+            log.lr.append(optims[i].lr)
             if dev_loss < best[i] - 1e-4 * abs(best[i] if math.isfinite(best[i]) else 0.0):
                 best[i], stale[i], log.best_epoch = dev_loss, 0, epoch
                 best_state[i] = copy.deepcopy(modules[i].state_dict())

@@ -60,6 +60,11 @@ class Probe(ABC):
     #: task kinds for which :meth:`fused_loss` trains several layers at once
     #: (:func:`synrob.probe.training.fit_layers`)
     fused_kinds: ClassVar[frozenset[str]] = frozenset()
+    #: the first use of the word vectors in a training step is a matrix product, which bf16
+    #: autocast runs on bf16 copies of its inputs: with ``train_precision=bfloat16`` the batches
+    #: can index a bf16 table (made once: half the memory, no cast per step), the steps bit for
+    #: bit the same (:func:`synrob.probe.train_precision.table_dtype`)
+    bf16_table: ClassVar[bool] = False
 
     def __init__(self, **params: Any) -> None:
         given = {**self.train_defaults, **params}

@@ -27,6 +27,7 @@ class ClassifierProbe(Probe):
     """Shared loss and decoding; subclasses build the layers (:meth:`layers`)."""
 
     kinds = frozenset({"tag", "select", "sentence"})
+    bf16_table = True  # every built-in classifier starts with a torch.nn.Linear
 
     def layers(self, dim: int, out: int) -> list[torch.nn.Module]:
         raise NotImplementedError

@@ -63,6 +63,7 @@ class StructuralProbe(Probe):
               Param("rank", int, 0, "rank k of B (0 = full: the representation size)"))
     train_defaults = {"lr": 0.003, "batch_size": 20}  # 20 sentences as in Hewitt & Manning
     fused_kinds = frozenset({"distance", "depth"})
+    bf16_table = True  # x @ B first
 
     def build(self, dim: int, n_classes: int, kind: str) -> torch.nn.Module:
         rank = self.options["rank"] or dim

@@ -32,7 +32,7 @@ import numpy as np
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.params import Param, describe_params, parse_params
 
-__all__ = ["GoldCorpus", "Task", "load_gold", "KINDS", "EXCLUDED", "PTB_PUNCT_XPOS", "is_punct",
+__all__ = ["GoldCorpus", "Task", "load_gold", "tree_distances", "KINDS", "EXCLUDED", "PTB_PUNCT_XPOS", "is_punct",
            "punct_mask"]
 
 KINDS = ("distance", "depth", "tag", "select", "sentence")
@@ -99,9 +99,7 @@ class GoldCorpus:
         Computed once per sentence and kept (every test set is scored by several runs)."""
         cached = self._distances.get(i)
         if cached is None:
-            from synrob.perturb.tree import distances
-
-            cached = np.asarray(distances(self.heads[i].tolist()), dtype=np.float32)
+            cached = tree_distances(self.heads[i])
             cached.flags.writeable = False
             self._distances[i] = cached
         return cached
@@ -158,6 +156,33 @@ class GoldCorpus:
         if unknown:
             raise TypeError(f"unknown GoldCorpus columns: {sorted(unknown)}")
         return GoldCorpus(self.path, **{**cols, **columns})
+
+
+def tree_distances(heads: np.ndarray) -> np.ndarray:
+    """Undirected path lengths between the words of a tree given by its 1-based HEAD vector
+    (n,): :func:`synrob.perturb.tree.distances` (its values, -1 between words that share no
+    root), as float32 (n, n).
+
+    With one root and no cycle, from the ancestor matrix ``A`` (``A[i, k] = 1`` when ``k`` is
+    ``i`` or above it): ``d(i, j) = a_i + a_j - 2 (A A^T)_ij`` with ``a = A.sum(1)``, the common
+    ancestors counting the lowest one's depth; exact in float32 (small integers). Any other
+    graph goes to the breadth-first search of :mod:`synrob.perturb.tree`."""
+    n = int(heads.size)
+    parent = np.asarray(heads, dtype=np.int64) - 1  # -1 above the root
+    anc = np.zeros((n, n), dtype=np.float32)
+    rows, node = np.arange(n), np.arange(n)
+    for _ in range(n):  # walk every word up one level per pass; depth < n in a tree
+        anc[rows, node] = 1.0
+        up = parent[node]
+        rows, node = rows[up >= 0], up[up >= 0]
+        if not rows.size:
+            break
+    if rows.size or np.count_nonzero(parent < 0) != 1:  # a cycle, or no single root
+        from synrob.perturb.tree import distances
+
+        return np.asarray(distances(heads.tolist()), dtype=np.float32)
+    a = anc.sum(1)
+    return a[:, None] + a[None, :] - 2.0 * (anc @ anc.T)
 
 
 def load_gold(path: str | os.PathLike[str], limit: int | None = None) -> GoldCorpus:
