@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 import torch
 from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
+from synrob.probe.probes.base import Probe
 from synrob.probe.training import (
+    Batch,
     Features,
     TrainLog,
     fit,
@@ -165,11 +167,42 @@ def test_linear_layers_fused_equal_separate(corpora, kind, n_classes, precision,
     assert all(e >= 2 for e in epochs)
 
 
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_perceptron_layers_fused_equal_separate(corpora, precision, one_thread):
+    """The trees of all layers' sentences come from one mst_pairs_batch call and the hinge of
+    all of them from one computation; each layer's weights and log are its own run's."""
+    train, dev = corpora
+    probe = PerceptronProbe(rank=8, epochs=8, patience=1, lr=0.02, batch_size=16,
+                            train_precision=precision)
+    epochs, _ = _check_equal(_separate(probe, "distance", train, dev),
+                             _fused(probe, "distance", train, dev))
+    assert all(e >= 2 for e in epochs), epochs
+
+
+def test_perceptron_fused_loss_of_a_batch_without_trees_is_zero_per_layer():
+    """One-word sentences have no tree: each layer's loss is 0 and has a (zero) gradient."""
+    probe = PerceptronProbe(rank=4)
+    modules = [probe.build(6, 0, "distance") for _ in range(3)]
+    batch = Batch(ids=np.arange(2), index=torch.zeros(1), mask=torch.ones(2, 1, dtype=bool),
+                  lengths=torch.ones(2, dtype=torch.long), y=torch.zeros(2, 1, 1))
+    losses = probe.fused_loss(modules, torch.randn(3, 2, 1, 6), batch)
+    assert losses.shape == (3,) and not losses.any()
+    losses.sum().backward()
+    assert all(m.proj.grad is not None and not m.proj.grad.any() for m in modules)
+
+
+class _AloneProbe(StructuralProbe):
+    name = "alone-test"
+    fused_kinds = frozenset[str]()
+    fused_loss = Probe.fused_loss
+
+
 def test_what_fuses():
     assert StructuralProbe().can_fuse("distance") and StructuralProbe().can_fuse("depth")
-    assert LinearProbe().can_fuse("tag") and not PerceptronProbe().can_fuse("distance")
+    assert LinearProbe().can_fuse("tag") and PerceptronProbe().can_fuse("distance")
+    assert not _AloneProbe().can_fuse("distance")
     with pytest.raises(NotImplementedError):
-        PerceptronProbe().fused_loss([], torch.zeros(1, 1, 1, 1), None)  # type: ignore[arg-type]
+        _AloneProbe().fused_loss([], torch.zeros(1, 1, 1, 1), None)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

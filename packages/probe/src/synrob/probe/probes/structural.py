@@ -137,9 +137,6 @@ class PerceptronProbe(StructuralProbe):
               Param("rank", int, 0, "rank k of B (0 = full: the representation size)"),
               Param("margin", float, 1.0, "cost added for each non-gold edge"))
     train_defaults = {"lr": 0.003, "batch_size": 40}
-    #: the MST of every sentence is found per layer: each layer trains alone
-    fused_kinds = frozenset[str]()
-    fused_loss = Probe.fused_loss
 
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Mean over sentences of ``relu(gold tree score - cost-augmented MST score) / n``,
@@ -154,20 +151,42 @@ class PerceptronProbe(StructuralProbe):
         with fp32_region(t.device):
             return self._hinge(pairwise_sq_distances(t.float()), batch)
 
-    def _hinge(self, d: torch.Tensor, batch: Batch) -> torch.Tensor:
-        """:meth:`loss` from the predicted squared distances ``d`` (b, L, L)."""
+    def fused_loss(self, modules: Sequence[torch.nn.Module], x: torch.Tensor,
+                   batch: Batch) -> torch.Tensor:
+        """:meth:`loss` of each module on its layer (n,): on the CPU the maps of all layers in
+        one ``bmm`` (as :meth:`StructuralProbe.fused_loss`), then the distances, the trees and
+        the hinge of all n * b sentences at once (one :func:`mst_pairs_batch` call), each
+        layer's loss and gradient bit-identical to :meth:`loss` (tests/probe/test_fused.py);
+        on other devices :meth:`loss` per layer."""
+        import torch
+
+        assert batch.mask is not None and batch.y is not None
+        if x.device.type != "cpu":
+            return torch.stack([self.loss(m, x[i], batch) for i, m in enumerate(modules)])
+        n, b, width, dim = x.shape
+        proj = torch.stack([m.proj for m in modules])  # (n, dim, rank)
+        t = torch.bmm(x.reshape(n, b * width, dim), proj).reshape(n * b, width, -1)
+        with fp32_region(t.device):
+            return self._hinge(pairwise_sq_distances(t.float()), batch, copies=n)
+
+    def _hinge(self, d: torch.Tensor, batch: Batch, copies: int = 1) -> torch.Tensor:
+        """:meth:`loss` from the predicted squared distances ``d`` (b, L, L); with ``copies``
+        n, ``d`` is (n * b, L, L), the batch's distances in n layers one after the other, and
+        the result each layer's loss (n,)."""
         import torch
 
         from ..metrics import mst_pairs_batch
 
         assert batch.y is not None
         gold = batch.y == 1  # gold tree edges: distance exactly 1 (padding is 0)
+        if copies > 1:
+            gold = gold.repeat(copies, 1, 1)
         dn, gold_np = d.detach().cpu().numpy(), gold.cpu().numpy()
         margin = self.options["margin"]
-        lens = batch.lengths.tolist()
+        lens = batch.lengths.tolist() * copies
         keep = [r for r, n in enumerate(lens) if n >= 2]
         if not keep:
-            return d.sum() * 0.0
+            return d.sum() * 0.0 if copies == 1 else d.sum((1, 2)).reshape(copies, -1).sum(1) * 0.0
         weights = np.zeros(dn.shape, dtype=np.float64)
         for r in keep:  # each sentence's block shifted by its own minimum, as mst_pairs wants
             n = lens[r]
@@ -179,8 +198,9 @@ class PerceptronProbe(StructuralProbe):
         mst_score = d.new_zeros(d.shape[0]).index_add_(0, b_i, edge)  # (b,)
         gold_score = torch.triu(d * gold.to(d.dtype), diagonal=1).sum((1, 2))  # (b,)
         k = torch.as_tensor(keep, dtype=torch.long, device=d.device)
-        n_k = batch.lengths.to(d.device)[k].to(d.dtype)
-        return (torch.relu(gold_score[k] - mst_score[k]) / n_k).mean()
+        n_k = torch.as_tensor(lens, device=d.device)[k].to(d.dtype)
+        per = torch.relu(gold_score[k] - mst_score[k]) / n_k
+        return per.mean() if copies == 1 else per.reshape(copies, -1).mean(1)
 
 
 PROBES = (StructuralProbe, PerceptronProbe)

@@ -61,7 +61,7 @@ class JabberwockyExperiment(Experiment):
     """Probes trained on clean (or Jabberwocky) data, tested on clean vs Jabberwocky sentences."""
 
     name = "jabberwocky"
-    version = "1.2.0"
+    version = "1.3.0"  # 1.3.0: the perceptron's layers train in one run too
     summary = "Jabberwocky probing: syntactic probes on clean vs pseudoword sentences"
     paper = ("Hall Maudslay & Cotterell 2021, Do Syntactic Probes Probe Syntax? Experiments with "
              "Jabberwocky Probing (NAACL), Figure 3")

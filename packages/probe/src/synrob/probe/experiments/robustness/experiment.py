@@ -84,7 +84,7 @@ class RobustnessExperiment(Experiment):
     """Worst-case drops of probe metrics and representation shifts under coPOS/coCO."""
 
     name = "robustness"
-    version = "1.2"
+    version = "1.3"  # 1.3: a perceptron probe's layers train in one run too
     summary = ("worst-case drop of probe metrics and representation shift under k syntax-"
                "preserving substitutions per sentence, per budget tau (La Malfa et al. Table 1)")
     paper = PAPER
