@@ -172,11 +172,12 @@ def test_perceptron_layers_fused_equal_separate(corpora, precision, one_thread):
     """The trees of all layers' sentences come from one mst_pairs_batch call and the hinge of
     all of them from one computation; each layer's weights and log are its own run's."""
     train, dev = corpora
-    probe = PerceptronProbe(rank=8, epochs=8, patience=1, lr=0.02, batch_size=16,
+    probe = PerceptronProbe(rank=8, epochs=30, patience=0, lr=0.05, batch_size=16,
                             train_precision=precision)
     epochs, _ = _check_equal(_separate(probe, "distance", train, dev),
                              _fused(probe, "distance", train, dev))
     assert all(e >= 2 for e in epochs), epochs
+    assert epochs.count(max(epochs)) == 1, epochs  # the last epochs train one layer alone
 
 
 def test_perceptron_fused_loss_of_a_batch_without_trees_is_zero_per_layer():
@@ -187,6 +188,7 @@ def test_perceptron_fused_loss_of_a_batch_without_trees_is_zero_per_layer():
                   lengths=torch.ones(2, dtype=torch.long), y=torch.zeros(2, 1, 1))
     losses = probe.fused_loss(modules, torch.randn(3, 2, 1, 6), batch)
     assert losses.shape == (3,) and not losses.any()
+    assert probe.fused_loss(modules[:1], torch.randn(1, 2, 1, 6), batch).shape == (1,)
     losses.sum().backward()
     assert all(m.proj.grad is not None and not m.proj.grad.any() for m in modules)
 

@@ -31,6 +31,23 @@ def pairwise_sq_distances(t: torch.Tensor) -> torch.Tensor:
     return d.clamp_min(0.0)
 
 
+def _l1_loss(kind: str, t: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """The structural probe's L1 loss from the projected words ``t`` (..., b, L, k), fp32: each
+    sentence's absolute error of the squared distances (``kind`` distance, over the squared
+    length) or of the squared norms (depth, over the length) against the gold, the mean over
+    the batch's sentences. Shape: (...) (one loss per layer for (n, b, L, k))."""
+    assert batch.mask is not None and batch.y is not None
+    n = batch.lengths.to(t.dtype)
+    if kind == "distance":
+        width, rank = t.shape[-2], t.shape[-1]
+        d = pairwise_sq_distances(t.reshape(-1, width, rank)).reshape(*t.shape[:-1], width)
+        mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
+        err = (d - batch.y).abs() * mask
+        return (err.sum((-2, -1)) / (n * n)).mean(-1)
+    err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
+    return (err.sum(-1) / n).mean(-1)
+
+
 def _projection_module(dim: int, rank: int, kind: str) -> torch.nn.Module:
     import torch
 
@@ -73,14 +90,7 @@ class StructuralProbe(Probe):
         assert batch.mask is not None and batch.y is not None
         t = module(x)  # bf16 under a bf16 training step (synrob.probe.train_precision)
         with fp32_region(t.device):  # distances and norms in fp32 (no Gram cancellation)
-            t = t.float()
-            n = batch.lengths.to(t.dtype)
-            if module.kind == "distance":  # distances, normalised by the squared length
-                mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
-                err = (pairwise_sq_distances(t) - batch.y).abs() * mask
-                return (err.sum((1, 2)) / (n * n)).mean()
-            err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
-            return (err.sum(1) / n).mean()
+            return _l1_loss(module.kind, t.float(), batch)
 
     def fused_loss(self, modules: Sequence[torch.nn.Module], x: torch.Tensor,
                    batch: Batch) -> torch.Tensor:
@@ -100,15 +110,7 @@ class StructuralProbe(Probe):
         proj = torch.stack([m.proj for m in modules])  # (n, dim, rank)
         t = torch.bmm(x.reshape(n, b * width, dim), proj).reshape(n, b, width, -1)
         with fp32_region(t.device):  # as in loss
-            t = t.float()
-            lens = batch.lengths.to(t.dtype)
-            if modules[0].kind == "distance":
-                d = pairwise_sq_distances(t.reshape(n * b, width, -1)).reshape(n, b, width, width)
-                mask = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(t.dtype)
-                err = (d - batch.y).abs() * mask
-                return (err.sum((2, 3)) / (lens * lens)).mean(-1)
-            err = ((t * t).sum(-1) - batch.y).abs() * batch.mask.to(t.dtype)
-            return (err.sum(2) / lens).mean(-1)
+            return _l1_loss(modules[0].kind, t.float(), batch)
 
     def predict(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> list[np.ndarray]:
         t = module(x)
@@ -167,10 +169,10 @@ class PerceptronProbe(StructuralProbe):
         proj = torch.stack([m.proj for m in modules])  # (n, dim, rank)
         t = torch.bmm(x.reshape(n, b * width, dim), proj).reshape(n * b, width, -1)
         with fp32_region(t.device):
-            return self._hinge(pairwise_sq_distances(t.float()), batch, copies=n)
+            return self._hinge(pairwise_sq_distances(t.float()), batch, layers=n)
 
-    def _hinge(self, d: torch.Tensor, batch: Batch, copies: int = 1) -> torch.Tensor:
-        """:meth:`loss` from the predicted squared distances ``d`` (b, L, L); with ``copies``
+    def _hinge(self, d: torch.Tensor, batch: Batch, layers: int | None = None) -> torch.Tensor:
+        """:meth:`loss` from the predicted squared distances ``d`` (b, L, L); with ``layers``
         n, ``d`` is (n * b, L, L), the batch's distances in n layers one after the other, and
         the result each layer's loss (n,)."""
         import torch
@@ -179,6 +181,7 @@ class PerceptronProbe(StructuralProbe):
 
         assert batch.y is not None
         gold = batch.y == 1  # gold tree edges: distance exactly 1 (padding is 0)
+        copies = 1 if layers is None else layers
         if copies > 1:
             gold = gold.repeat(copies, 1, 1)
         dn, gold_np = d.detach().cpu().numpy(), gold.cpu().numpy()
@@ -186,7 +189,7 @@ class PerceptronProbe(StructuralProbe):
         lens = batch.lengths.tolist() * copies
         keep = [r for r, n in enumerate(lens) if n >= 2]
         if not keep:
-            return d.sum() * 0.0 if copies == 1 else d.sum((1, 2)).reshape(copies, -1).sum(1) * 0.0
+            return d.sum() * 0.0 if layers is None else d.sum((1, 2)).reshape(copies, -1).sum(1) * 0.0
         weights = np.zeros(dn.shape, dtype=np.float64)
         for r in keep:  # each sentence's block shifted by its own minimum, as mst_pairs wants
             n = lens[r]
@@ -200,7 +203,7 @@ class PerceptronProbe(StructuralProbe):
         k = torch.as_tensor(keep, dtype=torch.long, device=d.device)
         n_k = torch.as_tensor(lens, device=d.device)[k].to(d.dtype)
         per = torch.relu(gold_score[k] - mst_score[k]) / n_k
-        return per.mean() if copies == 1 else per.reshape(copies, -1).mean(1)
+        return per.mean() if layers is None else per.reshape(copies, -1).mean(1)
 
 
 PROBES = (StructuralProbe, PerceptronProbe)
