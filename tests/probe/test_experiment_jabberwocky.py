@@ -31,23 +31,23 @@ def tiny(sample_slice):
 
 
 def test_plan_trains_once_per_cell_on_clean_and_per_draw_on_jabberwocky(tmp_path, tiny) -> None:
-    exp = JabberwockyExperiment(**tiny(tmp_path))
+    exp = JabberwockyExperiment(**tiny(tmp_path, fuse_layers="true"))
     ctx = Context(tmp_path / "out")
     specs = exp.plan(ctx)
     keys = [s.key for s in specs]
     assert len({json.dumps(k, sort_keys=True, default=str) for k in keys}) == len(keys)
     clean = [k for k in keys if k["kind"] == "probe" and k["train_on"] == "clean"]
     jab = [k for k in keys if k["kind"] == "probe" and k["train_on"] == "jabberwocky"]
-    # structural: (minilm L0 and L2 together, fast+pos); perceptron: (L0, L2, fast+pos) apart
-    assert len(clean) == 5 and len(jab) == 10
+    # each probe: (minilm L0 and L2 together, fast+pos)
+    assert len(clean) == 4 and len(jab) == 8
     assert {(k["probe"], tuple(k["layers"]), tuple(k["roles"])) for k in clean} == {
         ("structural", (0, 2), ("layer0", "model")), ("structural", (0,), ("fast+pos",)),
-        ("perceptron", (0,), ("layer0",)), ("perceptron", (2,), ("model",)),
-        ("perceptron", (0,), ("fast+pos",))}
+        ("perceptron", (0, 2), ("layer0", "model")), ("perceptron", (0,), ("fast+pos",))}
     ids = {s.label for s in specs}
-    assert "minilm/L0+2/structural/clean" in ids and "minilm/L2/perceptron/jabberwocky-1" in ids
-    apart = JabberwockyExperiment(**tiny(tmp_path, fuse_layers=False)).plan(ctx)
-    assert len([s for s in apart if s.key["kind"] == "probe"]) == 18  # one run per layer
+    assert "minilm/L0+2/structural/clean" in ids and "minilm/L0+2/perceptron/jabberwocky-1" in ids
+    for fuse in ("false", "auto"):  # auto: apart on the CPU (runs of one thread)
+        apart = JabberwockyExperiment(**tiny(tmp_path, fuse_layers=fuse)).plan(ctx)
+        assert len([s for s in apart if s.key["kind"] == "probe"]) == 18  # one run per layer
     for k in clean:  # evaluated on clean test and every draw, trained on the clean train
         assert set(k["tests"]) == {"clean", "jabberwocky-0", "jabberwocky-1"}
         assert k["train"] == exp.options["train"]
@@ -103,7 +103,7 @@ def test_fused_run_equals_one_run_per_layer_with_a_cut_train_that_is_also_dev(tm
                   train_on="clean", draws=1, epochs=2, bootstrap=0, train_sentences=60)
     params["dev"] = params["train"]
 
-    def rows(fuse: bool) -> list[str]:
+    def rows(fuse: str) -> list[str]:
         exp = JabberwockyExperiment(**params, fuse_layers=fuse)
         res = run_experiment(exp, tmp_path / f"out-{fuse}", seed=0, device="cpu")
         return sorted(json.dumps({k: v for k, v in r.items() if k not in ("run", "seconds")},
@@ -111,7 +111,7 @@ def test_fused_run_equals_one_run_per_layer_with_a_cut_train_that_is_also_dev(tm
                       for r in res.rows if r.get("kind") != "baselines" and "layer" in r
                       and r.get("encoder") == "minilm")
 
-    fused, apart = rows(True), rows(False)
+    fused, apart = rows("true"), rows("false")
     assert fused == apart and any('"layer": 1' in r for r in fused)
     dev = [json.loads(r) for r in fused if '"split": "dev"' in r and '"metric": "uuas"' in r]
     assert dev and all(r["value"] > 0 for r in dev)

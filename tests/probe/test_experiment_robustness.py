@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from synrob.perturb.errors import ParameterError
 from synrob.probe import metrics
+from synrob.probe.experiments.base import Context
 from synrob.probe.experiments.robustness.experiment import (
     RobustnessExperiment,
     parse_limits,
@@ -172,18 +174,20 @@ def test_an_encoders_layers_train_in_one_run_when_the_probe_can() -> None:
     """MiniLM's two layers: one run for the structural and linear probes (the grouping of
     ``_groups``, ``fuse_layers``); one run per layer without it."""
     exp = RobustnessExperiment(encoders="minilm,glove-6b-50d", layers="3,6",
-                               tasks="distance,pos,root,tree-depth")
+                               tasks="distance,pos,root,tree-depth", fuse_layers="true")
+    ctx = Context(Path("unused"), device="cpu")
     assert exp._encoder_layers() == [("minilm", [3, 6]), ("glove-6b-50d", [0])]
-    assert exp._groups("distance", [3, 6]) == exp._groups("pos", [3, 6]) == [[3, 6]]
-    apart = RobustnessExperiment(fuse_layers=False)
-    assert apart._groups("distance", [3, 6]) == [[3], [6]]
+    assert exp._groups("distance", [3, 6], ctx) == exp._groups("pos", [3, 6], ctx) == [[3, 6]]
+    for fuse in ("false", "auto"):  # auto: apart on the CPU (runs of one thread)
+        apart = RobustnessExperiment(fuse_layers=fuse)
+        assert apart._groups("distance", [3, 6], ctx) == [[3], [6]]
 
 
 @pytest.mark.slow
 def test_fused_runs_give_the_rows_of_one_run_per_layer(tmp_path) -> None:
     from synrob.probe.experiments.runner import run_experiment
 
-    def rows(fuse: bool) -> tuple[list[str], int]:
+    def rows(fuse: str) -> tuple[list[str], int]:
         exp = RobustnessExperiment.from_preset(
             "sample", encoders="minilm", layers="3,6", tasks="distance,pos", epochs=2,
             budgets="1", variants=2, test_limit=30, bootstrap=50, fuse_layers=fuse)
@@ -191,7 +195,7 @@ def test_fused_runs_give_the_rows_of_one_run_per_layer(tmp_path) -> None:
         return sorted(json.dumps({k: v for k, v in r.items() if k not in ("run", "seconds")},
                                  sort_keys=True, default=str) for r in res.rows), len(res.runs)
 
-    (fused, n_fused), (apart, n_apart) = rows(True), rows(False)
+    (fused, n_fused), (apart, n_apart) = rows("true"), rows("false")
     assert (n_fused, n_apart) == (2, 4)
     assert fused == apart and any('"layer": 6' in r for r in fused)
 

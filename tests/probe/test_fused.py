@@ -199,6 +199,24 @@ class _AloneProbe(StructuralProbe):
     fused_loss = Probe.fused_loss
 
 
+def test_fusion_goes_where_it_was_measured_to_be_faster(monkeypatch):
+    """fusion_pays: off the CPU always; on the CPU with two threads or more for the probes
+    whose steps are products, never for the perceptron (its trees are numpy on one core)."""
+    from synrob.probe.probing import fusing, fusion_pays
+
+    s, p, lin = StructuralProbe(), PerceptronProbe(), LinearProbe()
+    assert fusion_pays(s, "cuda", 1) and fusion_pays(p, "cuda:0", 1)
+    assert fusion_pays(s, "cpu", 2) and fusion_pays(lin, "cpu", 16)
+    assert not fusion_pays(s, "cpu", 1) and not fusion_pays(p, "cpu", 2)
+    assert fusing(True, p, "distance", "cpu", 3) and not fusing(False, s, "distance", "cpu", 3)
+    assert not fusing(True, s, "distance", "cpu", 1)  # one layer: nothing to fuse
+    assert not fusing(True, _AloneProbe(), "distance", "cpu", 3)  # cannot
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    assert fusing(None, s, "distance", "cpu", 3) and not fusing(None, p, "distance", "cpu", 3)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert not fusing(None, s, "distance", "cpu", 3)
+
+
 def test_what_fuses():
     assert StructuralProbe().can_fuse("distance") and StructuralProbe().can_fuse("depth")
     assert LinearProbe().can_fuse("tag") and PerceptronProbe().can_fuse("distance")
@@ -214,7 +232,7 @@ def test_cli_layer_all_fused_equals_no_fuse(cli, tmp_path, task, extra):
     """``synrob probe --layer all`` on the bundled sample with MiniLM (7 layers): the same
     JSON (every layer's results and dev metrics) and byte-identical saved weights."""
     outs, weights = [], []
-    for flag in ([], ["--no-fuse"]):
+    for flag in (["--fuse"], ["--no-fuse"]):
         save = tmp_path / f"save{len(outs)}"
         r = cli(["probe", "--encoder", "minilm", "--layer", "all", "--task", task,
                  "--train", "sample:en_ewt:train", "--dev", "sample:en_ewt:dev",

@@ -128,7 +128,7 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
           seed: int = 0, seeds: Sequence[int] | str | None = None, device: str = "auto",
           control: bool = False, mdl: bool = False, bootstrap: int = 0,
           baselines: bool = True, save: str | os.PathLike[str] | None = None,
-          load: str | os.PathLike[str] | None = None, fuse: bool = True,
+          load: str | os.PathLike[str] | None = None, fuse: bool | None = None,
           lang: str | None = None, keep_predictions: bool = False,
           on_layer: Callable[[LayerResult, Task], None] | None = None) -> ProbeResult:
     """Train a probe on ``layer`` (a number or ``"all"``) of ``encoder`` and score the test

@@ -144,7 +144,7 @@ def online_codelengths(task: Task, probe: Probe, trains: Sequence[Features], gol
             return seen[layer] if path == "train" else devs[layer]
 
         trained = train_layers(task, probe, source, layers, "train", "dev", seen_gold,
-                               dev_gold, seed=seed, device=device)
+                               dev_gold, seed=seed, device=device, fuse=True)  # small blocks
         for layer, feats in enumerate(trains):
             block = _take(feats, gold, order[start:stop])
             bits[layer].append(codelength(task, probe, trained[layer][0], *block,

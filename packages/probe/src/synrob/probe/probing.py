@@ -37,6 +37,7 @@ from .tree_baselines import BASELINES, baseline_predictions
 __all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
            "first_difference",
            "train_probe", "train_probes", "train_layers", "fuse_groups", "FUSE_MAX_BYTES",
+           "fusion_pays", "fusing",
            "predict_probe", "evaluate_probe",
            "run_probe", "evaluate_baselines",
            "SavedSetup", "read_saved", "check_saved"]
@@ -267,7 +268,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
               encoder_params: dict[str, Any] | None = None,
               encoder_identity: dict[str, Any] | None = None,
               on_layer: Callable[[LayerResult], None] | None = None,
-              fuse: bool = True) -> ProbeRun:
+              fuse: bool | None = None) -> ProbeRun:
     """Train (or load) a probe for each layer and evaluate every test file and the baselines.
 
     With ``load``, the saved probe(s) are evaluated as they are (``DIR`` holds ``probe.json`` or
@@ -277,9 +278,10 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     to ``DIR``, several to ``DIR/layer-L``, with ``encoder_params`` and ``encoder_identity``
     (what :func:`check_saved` compares on load). With ``keep_stats``, each test file's
     per-sentence statistics are kept in :attr:`LayerResult.stats` (for the bootstrap).
-    With ``fuse`` (the default), several layers of a probe that can (``probe.can_fuse``) train
-    together (:func:`train_probes`, in groups of at most :data:`FUSE_MAX_BYTES` of vectors);
-    each layer's results are those of training it alone, which ``fuse=False`` does.
+    With ``fuse``, several layers of a probe that can (``probe.can_fuse``) train together
+    (:func:`train_probes`, in groups of at most :data:`FUSE_MAX_BYTES` of vectors); each
+    layer's results are those of training it alone, which ``fuse=False`` does; ``None`` (the
+    default) fuses where it is faster (:func:`fusion_pays`).
     """
     t0 = time.perf_counter()
     golds = {t: load_gold(t) for t in tests}
@@ -302,8 +304,9 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         else:
             assert train_gold is not None and dev_gold is not None and train and dev
             if layer not in trained:  # this layer and, fused, the layers after it
-                fusing = fuse and probe.can_fuse(task.kind)  # else each is scored as it ends
-                todo = layers[layers.index(layer):] if fusing else [layer]
+                # else each is scored as it ends
+                todo = (layers[layers.index(layer):]
+                        if fusing(fuse, probe, task.kind, device, len(layers)) else [layer])
                 trained = train_layers(task, probe, features, todo, train, dev, train_gold,
                                        dev_gold, seed=seed, device=device, fuse=fuse)
             module, log, dim = trained.pop(layer)
@@ -333,15 +336,15 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
 
 def train_layers(task: Task, probe: Probe, features: FeatureSource, layers: Sequence[int],
                  train: str, dev: str, train_gold: GoldCorpus, dev_gold: GoldCorpus, *,
-                 seed: int = 0, device: str = "cpu", fuse: bool = True
+                 seed: int = 0, device: str = "cpu", fuse: bool | None = None
                  ) -> dict[int, tuple[Any, TrainLog, int]]:
     """A probe trained on each of ``layers`` of ``train`` (early stopping on ``dev``):
-    layer -> (module, log, dim). With ``fuse`` and a probe that can (``probe.can_fuse``), the
-    layers train together (:func:`train_probes`, in the groups of :func:`fuse_groups`), else
-    one after the other (:func:`train_probe`); each layer's module and log are the same either
-    way. ``task`` must be fitted on ``train_gold``."""
-    fusing = fuse and len(layers) > 1 and probe.can_fuse(task.kind)
-    groups = (fuse_groups(features, layers, train, train_gold, dev_gold) if fusing
+    layer -> (module, log, dim). Where :func:`fusing` says so, the layers train together
+    (:func:`train_probes`, in the groups of :func:`fuse_groups`), else one after the other
+    (:func:`train_probe`); each layer's module and log are the same either way. ``task`` must
+    be fitted on ``train_gold``."""
+    groups = (fuse_groups(features, layers, train, train_gold, dev_gold)
+              if fusing(fuse, probe, task.kind, device, len(layers))
               else [[layer] for layer in layers])
     out: dict[int, tuple[Any, TrainLog, int]] = {}
     for group in groups:
@@ -358,6 +361,32 @@ def train_layers(task: Task, probe: Probe, features: FeatureSource, layers: Sequ
         out.update({layer: (module, log, dim)
                     for layer, (module, log) in zip(group, trained, strict=True)})
     return out
+
+
+def fusion_pays(probe: Probe, device: str, threads: int) -> bool:
+    """Whether training several layers of ``probe`` together is faster than one after the
+    other on ``device`` with ``threads`` torch threads, as measured (docs/experiments.md,
+    "Probe training: all layers in one pass"): off the CPU, yes (structural and linear probes
+    1.35-1.61x on an H100); on the CPU only with two threads or more and a probe whose steps
+    are its products (``Probe.cpu_fusion_pays``): the structural probe's 7 MiniLM layers ran
+    1.15-1.33x faster on 2 threads but 0.81x on one thread, where the stacked batch no longer
+    stays in the cache, and the perceptron's 0.89-0.99x."""
+    if not str(device).startswith("cpu"):
+        return True
+    return threads >= 2 and probe.cpu_fusion_pays
+
+
+def fusing(fuse: bool | None, probe: Probe, kind: str, device: str, n_layers: int) -> bool:
+    """Whether ``n_layers`` layers of ``probe`` on a ``kind`` task train together: never for
+    one layer or a probe that cannot (``probe.can_fuse``); else ``fuse``, or where it is
+    faster when ``fuse`` is None (:func:`fusion_pays` with torch's threads)."""
+    if n_layers < 2 or not probe.can_fuse(kind):
+        return False
+    if fuse is not None:
+        return fuse
+    import torch
+
+    return fusion_pays(probe, resolve_device(device), torch.get_num_threads())
 
 
 class _LayerFeatures(Sequence[Features]):

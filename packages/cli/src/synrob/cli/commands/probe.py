@@ -127,7 +127,7 @@ _Predictions = Annotated[Path | None, typer.Option(help="Write one JSON line per
 _Baselines = Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also score the path and majority baselines (needs --train).")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 _Lang = Annotated[str | None, typer.Option("--lang", help="Language of the treebanks (ISO code as UD uses it), recorded in --json and --predictions; default: from the first test file's UD file name or '# synrob.lang', else en.", rich_help_panel=_OPTS)]
-_Fuse = Annotated[bool, typer.Option("--fuse/--no-fuse", help="With several layers: train the layers' probes together as one batched module (structural and linear probes; each layer's results are those of training it alone). --no-fuse trains them one after the other.", rich_help_panel=_OPTS)]
+_Fuse = Annotated[bool | None, typer.Option("--fuse/--no-fuse", help="With several layers: --fuse trains the layers' probes together as one batched module (structural, perceptron and linear probes; each layer's results are those of training it alone), --no-fuse one after the other; default: together where that is faster (on a GPU; on the CPU with two threads or more, not for the perceptron).", rich_help_panel=_OPTS)]
 _Plot = Annotated[Path | None, typer.Option("--plot", help="With --layer all: draw the layer curve (task score, control and selectivity with their intervals; MDL compression) into this PNG.")]
 _STATS = "Controls and statistics"
 _Control = Annotated[bool, typer.Option("--control", help="Also train on the task's control task (Hewitt & Liang 2019) and report selectivity (pos, deprel, feats, distance, depth, parse).", rich_help_panel=_STATS)]
@@ -179,7 +179,7 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
           predictions: _Predictions = None, baselines: _Baselines = True, as_json: _Json = False,
           control: _Control = False, mdl: _Mdl = False, bootstrap: _Bootstrap = 0,
           seeds: _Seeds = None, plot: _Plot = None, lang: _Lang = None,
-          fuse: _Fuse = True) -> None:
+          fuse: _Fuse = None) -> None:
     """Train a probe on one layer (or all) of an encoder and score test files and baselines."""
     from synrob.perturb.errors import ParameterError
     from synrob.probe.api import probe as run_probe

@@ -31,22 +31,37 @@ from synrob.perturb.language import Language
 from synrob.perturb.params import Param, parse_params
 
 __all__ = ["Context", "Experiment", "RunSpec", "Row", "TREEBANK_SPLITS", "split_list",
-           "layer_runs"]
+           "layer_runs", "FUSE_LAYERS"]
 
 #: One result: flat, JSON-able; ``metric`` and ``value`` plus the run's coordinates.
 Row = dict[str, Any]
 
 
-def layer_runs(layers: list[int], task: str, probe: str | None, fuse: bool) -> list[list[int]]:
-    """The layers of one encoder as an experiment's runs: all in one run when ``fuse`` is on
-    and ``probe`` (the task's default probe when None) trains the layers of ``task`` together
-    (:func:`synrob.probe.probing.train_layers`: the same weights), else one run per layer."""
+#: an experiment's ``fuse_layers`` parameter
+FUSE_LAYERS = Param("fuse_layers", str, "auto",
+                    "train the layers of a probe that can in one run (the same weights as one "
+                    "run per layer): true, false, or auto: where that is faster, on a GPU (on "
+                    "the CPU the runs' workers may have one thread each, where it is slower)",
+                    ("auto", "true", "false"))
+
+
+def layer_runs(layers: list[int], task: str, probe: str | None, fuse: str,
+               device: str) -> list[list[int]]:
+    """The layers of one encoder as an experiment's runs: all in one run when ``probe`` (the
+    task's default probe when None) trains the layers of ``task`` together
+    (:func:`synrob.probe.probing.train_layers`: the same weights) and ``fuse`` (a
+    :data:`FUSE_LAYERS` value) says so - ``auto``: where it is faster on ``device`` for a run
+    with one thread (:func:`synrob.probe.probing.fusion_pays`) - else one run per layer."""
+    from synrob.perturb.device import resolve_device
     from synrob.perturb.plugins import get_registry
+    from synrob.probe.probing import fusion_pays
 
     reg = get_registry()
     task_cls = reg.get("task", task)
-    probe_cls = reg.get("probe", probe or task_cls.default_probe)
-    if fuse and len(layers) > 1 and probe_cls().can_fuse(task_cls.kind):
+    probe_obj = reg.get("probe", probe or task_cls.default_probe)()
+    if len(layers) > 1 and probe_obj.can_fuse(task_cls.kind) and (
+            fuse == "true"
+            or fuse == "auto" and fusion_pays(probe_obj, resolve_device(device), threads=1)):
         return [list(layers)]
     return [[layer] for layer in layers]
 

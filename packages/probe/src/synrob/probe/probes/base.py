@@ -65,6 +65,9 @@ class Probe(ABC):
     #: can index a bf16 table (made once: half the memory, no cast per step), the steps bit for
     #: bit the same (:func:`synrob.probe.train_precision.table_dtype`)
     bf16_table: ClassVar[bool] = False
+    #: training its layers together on the CPU is faster than one after the other (with two
+    #: threads or more: :func:`synrob.probe.probing.fusion_pays`): its steps are products
+    cpu_fusion_pays: ClassVar[bool] = True
 
     def __init__(self, **params: Any) -> None:
         given = {**self.train_defaults, **params}

@@ -42,7 +42,7 @@ from synrob.perturb.errors import ParameterError
 from synrob.perturb.params import Param
 
 from ...train_precision import PRECISION_HELP, PRECISIONS
-from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
+from ..base import FUSE_LAYERS, TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
 
 __all__ = ["JabberwockyExperiment", "PROBE_TASKS", "BASELINE_NAMES"]
 
@@ -88,8 +88,7 @@ class JabberwockyExperiment(Experiment):
         Param("epochs", int, 40, "maximum training epochs of every probe"),
         Param("patience", int, 2, "epochs without dev improvement before stopping"),
         Param("rank", int, 0, "rank of the probes' linear map (0 = full)"),
-        Param("fuse_layers", bool, True, "train the layers of a probe that can in one run "
-              "(synrob.probe.training.fit_layers: the same weights as one run per layer)"),
+        FUSE_LAYERS,
         Param("train_precision", str, "auto", "probe training precision, resolved per encoder and "
               "probe when the runs are planned (part of their keys): " + PRECISION_HELP,
               PRECISIONS),
@@ -237,20 +236,21 @@ class JabberwockyExperiment(Experiment):
                 jab_layers = [layer for layer in enc["layers"]
                               if not is_model or layer == 0 or layer in self._jab_layers()]
                 if "clean" in self.list("train_on"):
-                    for layers in self._groups(probe, task, enc["layers"]):
+                    for layers in self._groups(probe, task, enc["layers"], ctx):
                         specs.append(_probe_spec(key, is_model, layers, "clean", None,
                                                  clean["train"], clean["dev"], tests_clean))
                 if "jabberwocky" in self.list("train_on"):
                     for d, f in enumerate(draws):
                         tests = {"clean": clean["test"], f"jabberwocky-{d}": f["test"]}
-                        for layers in self._groups(probe, task, jab_layers):
+                        for layers in self._groups(probe, task, jab_layers, ctx):
                             specs.append(_probe_spec(key, is_model, layers, "jabberwocky", d,
                                                      f["train"], f["dev"], tests))
         return specs + self._behaviour_specs(clean["test"], draws, common)
 
-    def _groups(self, probe: str, task: str, layers: list[int]) -> list[list[int]]:
+    def _groups(self, probe: str, task: str, layers: list[int], ctx: Context
+                ) -> list[list[int]]:
         """The layers of one encoder as runs (:func:`..base.layer_runs`)."""
-        return layer_runs(layers, task, probe, self.options["fuse_layers"])
+        return layer_runs(layers, task, probe, self.options["fuse_layers"], ctx.device)
 
     def _precision(self, encoder: str, probe: str, ctx: Context) -> str:
         """The training precision of ``probe`` on ``encoder``'s vectors on this device."""
@@ -458,7 +458,7 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
 
     task.fit(train_gold)
     trained = train_layers(task, probe, features, key["layers"], "train", "dev", train_gold,
-                           dev_gold, seed=ctx.seed, device=ctx.device)
+                           dev_gold, seed=ctx.seed, device=ctx.device, fuse=True)  # as planned
     rows: list[Row] = []
     for layer, role in zip(key["layers"], key["roles"], strict=True):
         module, log, _ = trained[layer]

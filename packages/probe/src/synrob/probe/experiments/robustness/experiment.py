@@ -30,7 +30,7 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
+from ..base import FUSE_LAYERS, TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
 from ..stats import finite_mean
 
 __all__ = ["RobustnessExperiment", "parse_limits", "parse_perturber_params"]
@@ -96,8 +96,7 @@ class RobustnessExperiment(Experiment):
         Param("encoders", str, "minilm,glove-6b-50d", "comma-separated encoders"),
         Param("layers", str, "3,6", "comma-separated layers; a layer past an encoder's last is "
               "its last (GloVe: 0)"),
-        Param("fuse_layers", bool, True, "train the layers of an encoder in one run when the "
-              "task's probe can (the same weights as one run per layer)"),
+        FUSE_LAYERS,
         Param("tasks", str, "distance,pos,root,tree-depth",
               "comma-separated probing tasks (distance, depth, pos, root, tree-depth)"),
         Param("perturbations", str, "copos,coco", "comma-separated perturbers (tree-keeping)"),
@@ -243,7 +242,7 @@ class RobustnessExperiment(Experiment):
                            "train_limit": self.options["train_limit"],
                            "adversary": self.options["adversary"], "conditions": conds,
                            "bootstrap": self.options["bootstrap"]}
-                    for group in self._groups(task, layers):
+                    for group in self._groups(task, layers, ctx):
                         where = "+".join(map(str, group))
                         specs.append(RunSpec({**key, "layers": group},
                                              f"{enc}@{where} {task} seed={seed}"))
@@ -256,9 +255,9 @@ class RobustnessExperiment(Experiment):
             out.setdefault(enc, []).append(layer)
         return list(out.items())
 
-    def _groups(self, task: str, layers: list[int]) -> list[list[int]]:
+    def _groups(self, task: str, layers: list[int], ctx: Context) -> list[list[int]]:
         """The layers' runs (:func:`..base.layer_runs`) for the task's default probe."""
-        return layer_runs(layers, task, None, self.options["fuse_layers"])
+        return layer_runs(layers, task, None, self.options["fuse_layers"], ctx.device)
 
     def execute(self, spec: RunSpec, ctx: Context) -> list[Row]:
         return run_cell(dict(spec.key), ctx.data_dir, ctx.device, boot_seed=ctx.seed)
@@ -331,7 +330,8 @@ class _Trainer:
         self.task.fit(self.train_gold)
         self.trained = train_layers(self.task, self.probe, self._features, layers, "train",
                                     "dev", self.train_gold, self.dev_gold,
-                                    seed=int(self.key["seed"]), device=self.dev)
+                                    seed=int(self.key["seed"]), device=self.dev,
+                                    fuse=True)  # the run's layers were grouped to be fused
         return self
 
 
