@@ -1,6 +1,7 @@
 """The FLOP floor of an experiment's probe training on this machine (prints ``name: value`` lines).
 
-Reads a finished experiment directory (``synrob run ... -o DIR``: ``runs/*.json``) and counts,
+Reads a finished experiment directory (``synrob run ... -o DIR``: the ``runs/*.json`` that its
+``results.json`` lists) and counts,
 for every structural or perceptron probe run, the floating-point work its training could not
 skip, from the epochs it really ran (``epochs_run``) and the treebanks it read:
 
@@ -47,7 +48,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--target-s", type=float, default=0.0)
     args = ap.parse_args()
-    runs = [json.loads(p.read_text()) for p in sorted((args.run_dir / "runs").glob("*.json"))]
+    runs = [json.loads(p.read_text()) for p in _run_files(args.run_dir)]
     if not runs:
         sys.exit(f"{args.run_dir}: no runs/*.json")
     counted, flop, epochs, seconds = 0, 0.0, 0, 0.0
@@ -84,6 +85,19 @@ def main() -> None:
     if args.target_s:
         print(f"target_s: {args.target_s:.1f}")
         print(f"floor_over_target: {floor / args.target_s:.2f}")
+
+
+def _run_files(run_dir: Path) -> list[Path]:
+    """The ``runs/ID.json`` of the runs ``results.json`` lists (a directory re-run with another
+    plan, e.g. other ``fuse_layers``, keeps the other plan's run files); all of ``runs/``
+    without it."""
+    try:
+        listed = json.loads((run_dir / "results.json").read_text()).get("runs")
+    except (OSError, ValueError):
+        listed = None
+    if isinstance(listed, list) and listed:
+        return [run_dir / "runs" / f"{r['id']}.json" for r in listed]
+    return sorted((run_dir / "runs").glob("*.json"))
 
 
 def _runs_wall(run_dir: Path) -> float | None:

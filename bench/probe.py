@@ -8,11 +8,14 @@ same representations and rank, default regimen, 2 CPU cores): 145 s, 1.43 GB pea
 (no punctuation), DSpr 0.775.
 
     python bench/probe.py [--device cpu|cuda] [--train-sentences 4000] [--rank 128] [--layer 3]
+                          [--threads 2] [--fused-probe structural|perceptron]
                           [--no-fused-layers]
 
 Then (unless ``--no-fused-layers``) the same probe on all 7 MiniLM layers through
 ``run_probe``, once one layer after the other (``fuse=False``) and once all layers in one pass
 (``fuse=True``, :func:`synrob.probe.training.fit_layers`), each saved to a scratch directory:
+``--fused-probe perceptron`` compares the perceptron probe (task ``parse``) instead of the
+structural one; ``--threads 1`` measures what an experiment's one-thread worker sees.
 ``fused_layers_speedup`` is the one-by-one wall time over the fused one (training plus dev and
 test scoring of every layer, the same work in both), ``fused_layers_train_speedup`` the same for
 training alone, and ``fused_layers_identical`` says whether every layer's dev and test metrics,
@@ -46,13 +49,17 @@ def prepare(paths: list[str], layer: int | str) -> None:
 
 
 def fused_layers(train: Path, dev: Path, test: Path, rank: int, seed: int, device: str,
-                 work: Path) -> list[tuple[str, object]]:
+                 work: Path, probe_name: str = "structural") -> list[tuple[str, object]]:
     """All MiniLM layers one by one, then in one pass: times and whether the results agree."""
     import json
 
-    from synrob.probe.probes import StructuralProbe
+    import torch
+    from synrob.probe.probes import PerceptronProbe, StructuralProbe
     from synrob.probe.probing import encoder_features, run_probe
-    from synrob.probe.tasks import DistanceTask
+    from synrob.probe.tasks import DistanceTask, ParseTask
+
+    probe_cls, task_cls = ((PerceptronProbe, ParseTask) if probe_name == "perceptron"
+                           else (StructuralProbe, DistanceTask))
 
     source = encoder_features("minilm", device="cpu", layers="all")
     layers = source.layers(str(train))  # type: ignore[attr-defined]
@@ -63,7 +70,7 @@ def fused_layers(train: Path, dev: Path, test: Path, rank: int, seed: int, devic
     for fuse in (False, True):
         save = work / f"layers-fuse-{fuse}"
         t0 = time.perf_counter()
-        run = run_probe(encoder="minilm", task=DistanceTask(), probe=StructuralProbe(rank=rank),
+        run = run_probe(encoder="minilm", task=task_cls(), probe=probe_cls(rank=rank),
                         layers=layers, tests=[str(dev), str(test)], features=source,
                         train=str(train), dev=str(dev), seed=seed, device=device, save=save,
                         baselines=False, fuse=fuse)
@@ -76,7 +83,8 @@ def fused_layers(train: Path, dev: Path, test: Path, rank: int, seed: int, devic
     same = runs[False][1:] == runs[True][1:]
     best = max(runs[True][1], key=lambda r: r[2]["uuas"])
     epochs = json.dumps([len(r[3]["dev_loss"]) for r in runs[True][1]])
-    return [("fused_layers", len(layers)), ("separate_layers_seconds", out[False]),
+    return [("fused_probe", probe_name), ("fused_threads", torch.get_num_threads()),
+            ("fused_layers", len(layers)), ("separate_layers_seconds", out[False]),
             ("fused_layers_seconds", out[True]),
             ("fused_layers_speedup", out[False] / out[True]),
             ("separate_layers_train_seconds", runs[False][0]),
@@ -96,6 +104,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workdir", default=None, help="where the train slice is written")
+    ap.add_argument("--fused-probe", default="structural", choices=("structural", "perceptron"),
+                    help="the probe of the all-layers comparison")
     ap.add_argument("--no-fused-layers", action="store_true",
                     help="skip the all-layers comparison (fused_layers_speedup)")
     ap.add_argument("--prepare", nargs="+", help=argparse.SUPPRESS)
@@ -149,7 +159,8 @@ def main() -> None:
         return
     subprocess.run([sys.executable, __file__, "--prepare-layers", "all", "--prepare",
                     str(train), str(dev), str(test)], check=True)
-    for name, value in fused_layers(train, dev, test, args.rank, args.seed, args.device, work):
+    for name, value in fused_layers(train, dev, test, args.rank, args.seed, args.device, work,
+                                    args.fused_probe):
         print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}",
               flush=True)
 

@@ -91,3 +91,23 @@ def test_a_directory_without_runs_is_one_line(tmp_path: Path) -> None:
                           str(tmp_path)], capture_output=True, text=True)
     assert out.returncode != 0 and "no runs/*.json" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_only_the_runs_results_json_lists_count(tmp_path: Path, ewt_dev: Path,
+                                                ewt_test: Path) -> None:
+    """A directory re-run with another plan (other ``fuse_layers``) keeps the first plan's run
+    files; results.json lists the runs of the last one, and only those count."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    key = {"kind": "probe", "encoder": "minilm", "encoder_params": {}, "train": str(ewt_dev),
+           "dev": str(ewt_test), "probe": "structural", "probe_params": {"rank": 0}}
+    _write(runs, "old", key, 7)  # the earlier plan's run, not listed
+    _write(runs, "new", key, 2)
+    (tmp_path / "results.json").write_text(json.dumps({"runs": [{"id": "new"}],
+                                                       "stages": {"runs": 5.0}}))
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "experiment_floor.py"),
+                          str(tmp_path), "--repeats", "1"],
+                         capture_output=True, text=True, check=True)
+    got = dict(line.split(": ", 1) for line in out.stdout.splitlines())
+    assert got["runs"] == "1" and got["epochs_counted"] == "2"
+    assert float(got["runs_seconds_sum"]) == pytest.approx(12.5, abs=0.5)
