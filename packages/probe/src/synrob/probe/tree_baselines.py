@@ -106,13 +106,12 @@ def baseline_predictions(name: str, task: Task, train: GoldCorpus, test: GoldCor
     lengths = test.lengths.tolist()
     majority = MajorityTrees().fit(train)
     if task.kind in ("distance", "depth"):
-        preds = []
-        for n in lengths:
-            edges = path_tree(n) if name == "path" else majority.tree(n)
-            dist = tree_distances(n, edges)
-            preds.append(dist if task.kind == "distance"
-                         else _depths_from(dist, majority.root_position(n)))
-        return preds
+        by_length: dict[int, np.ndarray] = {}  # one tree per length: computed once, copied
+        for n in set(lengths):
+            dist = tree_distances(n, path_tree(n) if name == "path" else majority.tree(n))
+            by_length[n] = (dist if task.kind == "distance"
+                            else _depths_from(dist, majority.root_position(n)))
+        return [by_length[n].copy() for n in lengths]
     if name == "path":
         return None
     train_targets = task.targets(train)

@@ -330,11 +330,6 @@ def _split_label(label: str) -> tuple[str, int | None]:
     return "jabberwocky", int(label.rsplit("-", 1)[1])
 
 
-def _head_gold(gold: Any, n: int) -> Any:
-    """The first ``n`` sentences of a GoldCorpus (all when ``n`` is 0)."""
-    return gold if not n or n >= len(gold) else gold.subset(n)
-
-
 def _common_fields(key: dict[str, Any]) -> dict[str, Any]:
     pert = key["perturbation"]
     return {"task": key["task"], "probe": key["probe"],
@@ -449,7 +444,7 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     task = reg.get("task", key["task"])()
     probe = reg.get("probe", key["probe"])(**key["probe_params"])
     source = _features(key["encoder"], key["encoder_params"], ctx.device)
-    train_gold = _head_gold(load_gold(key["train"]), key["train_sentences"])
+    train_gold = load_gold(key["train"], key["train_sentences"] or None)  # the first N only
     dev_gold = load_gold(key["dev"])
 
     def features(split: str, layer: int) -> Any:  # only the train split is cut (even when
