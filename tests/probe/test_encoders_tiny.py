@@ -362,3 +362,17 @@ def test_fast_pos_takes_sinusoidal_positions_for_a_rotary_model(tiny_models, dev
     got = learned.encode([words], [0])[0]
     wpe = learned.pos
     np.testing.assert_array_equal(got[0, :, 50:], wpe[1:len(words) + 1])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_layer_count_without_transformers_equals_the_config(kind, tiny_models):
+    """num_layers reads a local config.json's num_hidden_layers without transformers when the
+    file writes it (BERT, RoBERTa), else asks AutoConfig (GPT-2's n_layer, T5's num_layers):
+    the same count either way."""
+    from synrob.probe.encoders.resolve import resolve_encoder
+    from transformers import AutoConfig
+
+    enc = resolve_encoder(str(tiny_models[kind]), {"device": "cpu"})
+    plain = enc._plain_config_int("num_hidden_layers")
+    assert (plain is not None) == (kind in ("bert", "roberta"))
+    assert enc.num_layers == AutoConfig.from_pretrained(tiny_models[kind]).num_hidden_layers + 1

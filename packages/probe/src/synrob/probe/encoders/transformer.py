@@ -20,6 +20,7 @@ Pipeline for a batch of sentences (lists of syntactic words):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -182,7 +183,25 @@ class TransformerEncoder(Encoder):
     @property
     def num_layers(self) -> int:
         """Hidden states of one forward pass: embeddings (0) plus one per layer."""
-        return int(self.config.num_hidden_layers) + 1
+        plain = self._plain_config_int("num_hidden_layers")
+        return (plain if plain is not None else int(self.config.num_hidden_layers)) + 1
+
+    def _plain_config_int(self, name: str) -> int | None:
+        """``name`` as a local model's ``config.json`` writes it (an int at the top level), read
+        without importing transformers (1.5 s a process that only reads cached representations);
+        None where the file does not say it so (hub names, GGUF, ``n_layer``-style configs: then
+        :attr:`config` answers)."""
+        if self._config is not None:
+            return None
+        src = self.source
+        if not src.is_local or src.gguf_file is not None:
+            return None
+        try:
+            value = json.loads((Path(src.location) / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        got = value.get(name) if isinstance(value, dict) else None
+        return got if isinstance(got, int) and not isinstance(got, bool) else None
 
     @property
     def dim(self) -> int:

@@ -189,7 +189,8 @@ def load_gold(path: str | os.PathLike[str], limit: int | None = None) -> GoldCor
     """The gold syntax of a CoNLL-U file (at most ``limit`` sentences).
 
     Kept per process for the same file, size, modification time and ``limit`` (an experiment
-    scores every test set in many runs; a rewritten file is read again). Treat it as read-only.
+    scores every test set in many runs; a rewritten file is read again), and parsed once per
+    file content (:mod:`synrob.probe.gold_cache`). Treat it as read-only.
     """
     try:
         st = os.stat(path)
@@ -202,8 +203,16 @@ def load_gold(path: str | os.PathLike[str], limit: int | None = None) -> GoldCor
 @lru_cache(maxsize=16)
 def _kept_gold(real: str, size: int, mtime_ns: int, inode: int, limit: int | None,
                shown: str) -> GoldCorpus:
-    """:func:`_read_gold`, kept per file state (the arguments before ``shown`` are the key)."""
-    return _read_gold(shown, limit)
+    """:func:`_read_gold`, kept per file state (the arguments before ``shown`` are the key),
+    and on disk across processes (:mod:`synrob.probe.gold_cache`)."""
+    from .. import gold_cache
+
+    key = gold_cache.gold_key(real, limit)
+    gold = gold_cache.load(key, shown)
+    if gold is None:
+        gold = _read_gold(shown, limit)
+        gold_cache.store(key, gold)
+    return gold
 
 
 def _read_gold(shown: str, limit: int | None) -> GoldCorpus:
