@@ -4,7 +4,9 @@ The job timed (``probe_seconds``) goes from the representation cache of the firs
 train sentences (dev = EWT dev for early stopping) and the parsed gold treebanks
 (:mod:`synrob.probe.gold_cache`) to dev and test UUAS / DSpr; it runs in this process after
 both caches have been filled by a child process (``gold_parse_seconds``: what parsing the three
-files there took, which a first run pays once), so ``peak_rss_mb`` (this process's
+files there took, which a first run pays once); ``vectors_seconds``, ``gold_seconds``,
+``setup_seconds`` (normalisation, batches, targets), ``train_seconds`` and ``scoring_seconds``
+(dev and test) add up to it, so ``peak_rss_mb`` (this process's
 maximum resident set) covers the job only, not the encoder. Anchor (john-hewitt/structural-probes,
 same representations and rank, default regimen, 2 CPU cores): 145 s, 1.43 GB peak, dev UUAS 0.686
 (no punctuation), DSpr 0.775.
@@ -141,13 +143,20 @@ def main() -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     source = encoder_features("minilm", device="cpu", layers=[args.layer])
     task, probe = DistanceTask(), StructuralProbe(rank=args.rank)
-    data = {name: (source(str(p), args.layer), load_gold(p))
-            for name, p in (("train", train), ("dev", dev), ("test", test))}
+    files = (("train", train), ("dev", dev), ("test", test))
+    feats = {name: source(str(p), args.layer) for name, p in files}
+    t1 = time.perf_counter()
+    golds = {name: load_gold(p) for name, p in files}
+    data = {name: (feats[name], golds[name]) for name, _ in files}
+    t2 = time.perf_counter()
     module, log = train_probe(task, probe, data["train"], data["dev"], seed=args.seed,
                               device=args.device)
+    t3 = time.perf_counter()
     dev_scores, _ = evaluate_probe(task, probe, module, *data["dev"], device=args.device)
     test_scores, _ = evaluate_probe(task, probe, module, *data["test"], device=args.device)
     seconds = time.perf_counter() - t0
+    phases = [("vectors_seconds", t1 - t0), ("gold_seconds", t2 - t1),
+              ("setup_seconds", t3 - t2 - log.seconds), ("scoring_seconds", t0 + seconds - t3)]
     cpu_seconds = time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     from synrob.probe.tasks.base import _read_gold
@@ -158,7 +167,7 @@ def main() -> None:
     gold_parse = time.perf_counter() - g0
     for name, value in [
         ("probe_seconds", seconds), ("probe_cpu_seconds", cpu_seconds),
-        ("gold_parse_seconds", gold_parse),
+        ("gold_parse_seconds", gold_parse), *phases,
         ("train_seconds", log.seconds),
         ("epochs", len(log.dev_loss)), ("best_epoch", log.best_epoch + 1),
         ("dev_uuas", dev_scores["uuas"]), ("dev_uuas_punct", dev_scores["uuas_punct"]),
