@@ -85,3 +85,12 @@ def test_a_damaged_entry_is_a_miss_and_is_rewritten(fresh, ewt_dev, damage):
 def test_an_unwritable_cache_only_costs_time(fresh, ewt_dev, monkeypatch):
     monkeypatch.setattr(gold_cache, "gold_root", lambda: Path("/proc/no-such-dir/gold"))
     _same(load_gold(ewt_dev, 20), _read_gold(str(ewt_dev), 20))
+
+
+def test_without_the_readers_source_nothing_is_cached(fresh, ewt_dev, monkeypatch):
+    """A frozen install (no module file to hash): parse every time rather than risk a stale
+    entry."""
+    monkeypatch.setattr(gold_cache, "_reader_fingerprint", lambda: None)
+    assert gold_cache.gold_key(ewt_dev, None) is None
+    _same(load_gold(ewt_dev, 15), _read_gold(str(ewt_dev), 15))
+    assert not gold_cache.gold_root().exists() or not list(gold_cache.gold_root().glob("*.json"))

@@ -44,20 +44,33 @@ def gold_root() -> Path:
 
 
 @functools.cache
-def _reader_fingerprint() -> str:
+def _reader_fingerprint() -> str | None:
+    """SHA-256 of the reader modules' source, or None where a module has no readable source
+    file (a frozen or zipped install): then nothing is cached, as a stale entry could not be
+    told from a good one."""
     import importlib
 
     h = hashlib.sha256()
     for name in READER_MODULES:
-        h.update(Path(importlib.import_module(name).__file__ or "").read_bytes())
+        source = importlib.import_module(name).__file__
+        if not source:
+            return None
+        try:
+            h.update(Path(source).read_bytes())
+        except OSError:
+            return None
     return h.hexdigest()
 
 
-def gold_key(path: str | os.PathLike[str], limit: int | None) -> str:
-    """The entry name of ``path``'s first ``limit`` sentences (all when None)."""
+def gold_key(path: str | os.PathLike[str], limit: int | None) -> str | None:
+    """The entry name of ``path``'s first ``limit`` sentences (all when None); None when the
+    cache is off (no reader source to key it by)."""
     from .cache import corpus_hash
 
-    blob = json.dumps([GOLD_FORMAT, corpus_hash(path), limit, _reader_fingerprint()])
+    reader = _reader_fingerprint()
+    if reader is None:
+        return None
+    blob = json.dumps([GOLD_FORMAT, corpus_hash(path), limit, reader])
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

@@ -208,10 +208,11 @@ def _kept_gold(real: str, size: int, mtime_ns: int, inode: int, limit: int | Non
     from .. import gold_cache
 
     key = gold_cache.gold_key(real, limit)
-    gold = gold_cache.load(key, shown)
+    gold = None if key is None else gold_cache.load(key, shown)
     if gold is None:
         gold = _read_gold(shown, limit)
-        gold_cache.store(key, gold)
+        if key is not None:
+            gold_cache.store(key, gold)
     return gold
 
 
