@@ -369,8 +369,8 @@ def fusion_pays(probe: Probe, device: str, threads: int) -> bool:
     "Probe training: all layers in one pass"): off the CPU, yes (structural and linear probes
     1.35-1.61x on an H100); on the CPU only with two threads or more and a probe whose steps
     are its products (``Probe.cpu_fusion_pays``): the structural probe's 7 MiniLM layers ran
-    1.15-1.33x faster on 2 threads but 0.81x on one thread, where the stacked batch no longer
-    stays in the cache, and the perceptron's 0.89-0.99x."""
+    1.12-1.31x faster on 2 threads but 0.99x on one thread (0.81x on synthetic vectors, where
+    the stacked batch no longer stays in the cache), and the perceptron's 1.02x."""
     if not str(device).startswith("cpu"):
         return True
     return threads >= 2 and probe.cpu_fusion_pays

@@ -41,7 +41,7 @@ Row = dict[str, Any]
 FUSE_LAYERS = Param("fuse_layers", str, "auto",
                     "train the layers of a probe that can in one run (the same weights as one "
                     "run per layer): true, false, or auto: where that is faster, on a GPU (on "
-                    "the CPU the runs' workers may have one thread each, where it is slower)",
+                    "the CPU a run has one thread, where fusing gains nothing)",
                     ("auto", "true", "false"))
 
 
