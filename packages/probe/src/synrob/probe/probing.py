@@ -294,6 +294,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         resolve_probe_precision(probe, resolve_device(device), encoder)  # auto -> what it is
     results: list[LayerResult] = []
     trained: dict[int, tuple[Any, TrainLog, int]] = {}
+    fused = load is None and fusing(fuse, probe, task.kind, device, len(layers))
     for layer in layers:
         log = None
         if load is not None:
@@ -304,11 +305,9 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
         else:
             assert train_gold is not None and dev_gold is not None and train and dev
             if layer not in trained:  # this layer and, fused, the layers after it
-                # else each is scored as it ends
-                todo = (layers[layers.index(layer):]
-                        if fusing(fuse, probe, task.kind, device, len(layers)) else [layer])
+                todo = layers[layers.index(layer):] if fused else [layer]  # else scored as it ends
                 trained = train_layers(task, probe, features, todo, train, dev, train_gold,
-                                       dev_gold, seed=seed, device=device, fuse=fuse)
+                                       dev_gold, seed=seed, device=device, fuse=fused)
             module, log, dim = trained.pop(layer)
             _warn_massive(encoder, layer, normalize.of(module))
             dev_metrics, _ = evaluate_probe(task, probe, module, features(dev, layer), dev_gold,
@@ -376,17 +375,20 @@ def fusion_pays(probe: Probe, device: str, threads: int) -> bool:
     return threads >= 2 and probe.cpu_fusion_pays
 
 
-def fusing(fuse: bool | None, probe: Probe, kind: str, device: str, n_layers: int) -> bool:
+def fusing(fuse: bool | None, probe: Probe, kind: str, device: str, n_layers: int,
+           threads: int | None = None) -> bool:
     """Whether ``n_layers`` layers of ``probe`` on a ``kind`` task train together: never for
     one layer or a probe that cannot (``probe.can_fuse``); else ``fuse``, or where it is
-    faster when ``fuse`` is None (:func:`fusion_pays` with torch's threads)."""
+    faster when ``fuse`` is None (:func:`fusion_pays` with ``threads``, torch's when None)."""
     if n_layers < 2 or not probe.can_fuse(kind):
         return False
     if fuse is not None:
         return fuse
-    import torch
+    if threads is None:
+        import torch
 
-    return fusion_pays(probe, resolve_device(device), torch.get_num_threads())
+        threads = torch.get_num_threads()
+    return fusion_pays(probe, resolve_device(device), threads)
 
 
 class _LayerFeatures(Sequence[Features]):

@@ -343,8 +343,8 @@ def fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBat
     Every step runs the probe's :meth:`~synrob.probe.probes.base.Probe.fused_loss` on the same
     batch of every layer still training (one batched product instead of one per layer); each
     layer has its own :class:`~synrob.probe.optim.Adam` and :class:`~synrob.probe.optim.Plateau`
-    (so its own moments, step and learning rate), its own best epoch and patience; a layer that stops is restored to its
-    best state and leaves the stack. The batch order is :func:`fit`'s (``seed``), and a layer's
+    (so its own moments, step and learning rate), its own best epoch and patience; a layer
+    that stops is restored to its best state and leaves the stack. The batch order is :func:`fit`'s (``seed``), and a layer's
     losses, gradients and updates are those :func:`fit` computes on it alone, so its weights
     and log are the same (bit for bit with the CPU kernels checked in tests/probe/test_fused.py).
     ``TrainLog.seconds`` of a layer is the wall time until it stopped (shared by the layers).

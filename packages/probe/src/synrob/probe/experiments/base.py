@@ -52,16 +52,14 @@ def layer_runs(layers: list[int], task: str, probe: str | None, fuse: str,
     (:func:`synrob.probe.probing.train_layers`: the same weights) and ``fuse`` (a
     :data:`FUSE_LAYERS` value) says so - ``auto``: where it is faster on ``device`` for a run
     with one thread (:func:`synrob.probe.probing.fusion_pays`) - else one run per layer."""
-    from synrob.perturb.device import resolve_device
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.probing import fusion_pays
+    from synrob.probe.probing import fusing
 
     reg = get_registry()
     task_cls = reg.get("task", task)
     probe_obj = reg.get("probe", probe or task_cls.default_probe)()
-    if len(layers) > 1 and probe_obj.can_fuse(task_cls.kind) and (
-            fuse == "true"
-            or fuse == "auto" and fusion_pays(probe_obj, resolve_device(device), threads=1)):
+    wanted = {"true": True, "false": False}.get(fuse)  # auto: None
+    if fusing(wanted, probe_obj, task_cls.kind, device, len(layers), threads=1):
         return [list(layers)]
     return [[layer] for layer in layers]
 

@@ -110,7 +110,11 @@ class StructuralProbe(Probe):
         proj = torch.stack([m.proj for m in modules])  # (n, dim, rank)
         t = torch.bmm(x.reshape(n, b * width, dim), proj).reshape(n, b, width, -1)
         with fp32_region(t.device):  # as in loss
-            return _l1_loss(modules[0].kind, t.float(), batch)
+            return self._layer_losses(modules[0].kind, t.float(), batch)
+
+    def _layer_losses(self, kind: str, t: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Each layer's loss (n,) from its projected words ``t`` (n, b, L, k), fp32."""
+        return _l1_loss(kind, t, batch)
 
     def predict(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> list[np.ndarray]:
         t = module(x)
@@ -157,23 +161,14 @@ class PerceptronProbe(StructuralProbe):
         with fp32_region(t.device):
             return self._hinge(pairwise_sq_distances(t.float()), batch)
 
-    def fused_loss(self, modules: Sequence[torch.nn.Module], x: torch.Tensor,
-                   batch: Batch) -> torch.Tensor:
-        """:meth:`loss` of each module on its layer (n,): on the CPU the maps of all layers in
-        one ``bmm`` (as :meth:`StructuralProbe.fused_loss`), then the distances, the trees and
-        the hinge of all n * b sentences at once (one :func:`mst_pairs_batch` call), each
-        layer's loss and gradient bit-identical to :meth:`loss` (tests/probe/test_fused.py);
-        on other devices :meth:`loss` per layer."""
-        import torch
-
-        assert batch.mask is not None and batch.y is not None
-        if x.device.type != "cpu":
-            return torch.stack([self.loss(m, x[i], batch) for i, m in enumerate(modules)])
-        n, b, width, dim = x.shape
-        proj = torch.stack([m.proj for m in modules])  # (n, dim, rank)
-        t = torch.bmm(x.reshape(n, b * width, dim), proj).reshape(n * b, width, -1)
-        with fp32_region(t.device):
-            return self._hinge(pairwise_sq_distances(t.float()), batch, layers=n)
+    def _layer_losses(self, kind: str, t: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Each layer's loss (n,) from :meth:`StructuralProbe.fused_loss`'s one ``bmm``
+        ``t`` (n, b, L, k): the distances, the trees and the hinge of all n * b sentences at
+        once (one :func:`mst_pairs_batch` call), each layer's loss and gradient bit-identical
+        to :meth:`loss` (tests/probe/test_fused.py)."""
+        n, b, width, rank = t.shape
+        return self._hinge(pairwise_sq_distances(t.reshape(n * b, width, rank)), batch,
+                           layers=n)
 
     def _hinge(self, d: torch.Tensor, batch: Batch, layers: int | None = None) -> torch.Tensor:
         """:meth:`loss` from the predicted squared distances ``d`` (b, L, L); with ``layers``
@@ -193,7 +188,8 @@ class PerceptronProbe(StructuralProbe):
         lens = batch.lengths.tolist() * copies
         keep = [r for r, n in enumerate(lens) if n >= 2]
         if not keep:
-            return d.sum() * 0.0 if layers is None else d.sum((1, 2)).reshape(copies, -1).sum(1) * 0.0
+            zero = d.sum() if layers is None else d.sum((1, 2)).reshape(copies, -1).sum(1)
+            return zero * 0.0
         weights = np.zeros(dn.shape, dtype=np.float64)
         for r in keep:  # each sentence's block shifted by its own minimum, as mst_pairs wants
             n = lens[r]

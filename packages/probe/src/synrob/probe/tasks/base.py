@@ -32,8 +32,8 @@ import numpy as np
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.params import Param, describe_params, parse_params
 
-__all__ = ["GoldCorpus", "Task", "load_gold", "tree_distances", "KINDS", "EXCLUDED", "PTB_PUNCT_XPOS", "is_punct",
-           "punct_mask"]
+__all__ = ["GoldCorpus", "Task", "load_gold", "tree_distances", "KINDS", "EXCLUDED",
+           "PTB_PUNCT_XPOS", "is_punct", "punct_mask"]
 
 KINDS = ("distance", "depth", "tag", "select", "sentence")
 
