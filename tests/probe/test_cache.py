@@ -222,3 +222,16 @@ def test_partial_entry_of_another_boot_starts_over(ewt_dev, tmp_path, monkeypatc
     calls = _patch_encode(monkeypatch)
     rs = reps.encode_corpus("glove-6b-50d", corpus)
     assert len(calls) == len(reps._chunks(rs.offsets, 200)) - 1  # nothing was resumed
+
+
+def test_encoder_features_reads_only_the_first_sentences_when_asked(ewt_dev, tmp_path):
+    from synrob.probe.probing import encoder_features
+
+    corpus = _small_corpus(ewt_dev, tmp_path)
+    source = encoder_features("glove-6b-50d", device="cpu")
+    whole = source(str(corpus), 0)
+    for n in (0, 1, 37, whole.n_sentences, whole.n_sentences + 5):
+        cut, head = source(str(corpus), 0, n), whole.head(n)
+        assert cut.matrix.dtype == np.float32 and cut.n_sentences == head.n_sentences
+        np.testing.assert_array_equal(cut.matrix, head.matrix)
+        np.testing.assert_array_equal(cut.offsets, head.offsets)

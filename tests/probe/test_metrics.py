@@ -213,24 +213,44 @@ def test_mst_pairs_batch_is_mst_pairs_per_sentence_in_the_same_order(lens, seed,
     assert all(a.dtype == np.int64 for a in got)
 
 
-def test_mst_pairs_batch_uses_both_paths_and_keeps_their_trees(monkeypatch):
+def test_mst_pairs_batch_uses_all_paths_and_keeps_their_trees(monkeypatch):
     rng = np.random.default_rng(3)
     lens = [12, 1, 0, 9, 12]
     w = rng.integers(1, 3, size=(5, 12, 12)).astype(float)
     w[3, 9:, :] = np.nan  # outside sentence 3's block: ignored
     calls = []
-    per_sentence = metrics._per_sentence
-    monkeypatch.setattr(metrics, "_per_sentence", lambda *a: calls.append(1) or per_sentence(*a))
+    per_sentence, prim = metrics._per_sentence, metrics._prim_batch
+    monkeypatch.setattr(metrics, "_per_sentence", lambda *a: calls.append("k") or per_sentence(*a))
+    monkeypatch.setattr(metrics, "_prim_batch", lambda *a: calls.append("p") or prim(*a))
     minimax = metrics.mst_pairs_batch(w, lens)
     assert not calls  # short and finite: the minimax ranks
     monkeypatch.setattr(metrics, "MINIMAX_MAX_LEN", 8)
-    kruskal = metrics.mst_pairs_batch(w, lens)
-    assert calls  # longer than the limit: per sentence
-    assert [a.tolist() for a in minimax] == [a.tolist() for a in kruskal]
+    prims = metrics.mst_pairs_batch(w, lens)
+    assert calls == ["p"]  # longer than the limit: Prim on the whole batch
+    assert [a.tolist() for a in minimax] == [a.tolist() for a in prims]
+    assert [a.tolist() for a in minimax] == list(_per_sentence_pairs(w, lens))
     w[0, 2, 5] = np.nan  # a missing edge inside a block: per sentence (a forest may result)
     calls.clear()
     got = metrics.mst_pairs_batch(w, lens)
-    assert calls and [a.tolist() for a in got] == list(_per_sentence_pairs(w, lens))
+    assert calls == ["k"] and [a.tolist() for a in got] == list(_per_sentence_pairs(w, lens))
+
+
+@settings(max_examples=60, deadline=None)
+@given(lens=st.lists(st.integers(0, 130), min_size=1, max_size=5), seed=st.integers(0, 10_000),
+       ties=st.sampled_from(["none", "few", "many"]), symmetric=st.booleans())
+def test_mst_pairs_batch_on_long_sentences_is_kruskal(lens, seed, ties, symmetric):
+    # past MINIMAX_MAX_LEN: Prim with Kruskal's tie order; only the upper triangle counts
+    rng = np.random.default_rng(seed)
+    width = max(max(lens), metrics.MINIMAX_MAX_LEN + 1)
+    shape = (len(lens), width, width)
+    w = {"none": lambda: rng.random(shape) + 0.5,
+         "few": lambda: rng.integers(1, 50, size=shape).astype(float),
+         "many": lambda: rng.integers(1, 3, size=shape).astype(float)}[ties]()
+    if symmetric:
+        w = np.triu(w) + np.triu(w, 1).transpose(0, 2, 1)
+    got = metrics.mst_pairs_batch(w, lens)
+    assert [a.tolist() for a in got] == list(_per_sentence_pairs(w, lens))
+    assert all(a.dtype == np.int64 for a in got)
 
 
 def test_dspr_columns_batched_by_length_equal_sentence_by_sentence() -> None:
@@ -262,3 +282,4 @@ def test_dspr_columns_batched_by_length_equal_sentence_by_sentence() -> None:
             alone = float(np.nanmean(row_spearman(p, g)))
         assert lengths[i] == n
         assert (np.isnan(alone) and np.isnan(values[i])) or alone == values[i]
+

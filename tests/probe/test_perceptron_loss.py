@@ -126,3 +126,29 @@ def test_batched_loss_equals_the_loop_on_long_sentences():
                                 batch)
     assert new == pytest.approx(old, rel=1e-5, abs=1e-6) and new > 0
     torch.testing.assert_close(g_new, g_old, rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(lens=st.lists(st.integers(0, 30), min_size=1, max_size=6), seed=st.integers(0, 10_000),
+       margin=st.sampled_from([0.0, 0.5, 1.0, 2.5]), nan=st.booleans())
+def test_tree_weights_are_the_per_sentence_loops_bit_for_bit(lens, seed, margin, nan):
+    """The vectorised cost-augmented weights equal the loop they replaced (each block less the
+    margin off the gold pairs, shifted by its own minimum to start at 1), bit for bit, with
+    empty and one-word sentences and a NaN distance (which makes its whole block NaN)."""
+    from synrob.probe.probes.structural import _tree_weights
+
+    rng = np.random.default_rng(seed)
+    width = max(max(lens), 1)
+    dn = rng.random((len(lens), width, width), dtype=np.float32) * 5
+    gold = rng.random((len(lens), width, width)) < 0.2
+    if nan and lens[0] >= 2:
+        dn[0, 0, 1] = np.nan
+    want = np.zeros(dn.shape, dtype=np.float64)
+    for r, n in enumerate(lens):
+        if n >= 2:  # the loop's sentences (the others' blocks are never read)
+            aug = dn[r, :n, :n] - margin * (~gold[r, :n, :n])
+            want[r, :n, :n] = aug - aug.min() + 1.0
+    got = _tree_weights(dn, gold, lens, margin)
+    keep = np.array([n >= 2 for n in lens])
+    np.testing.assert_array_equal(got[keep], want[keep])
+    assert got.dtype == np.float64 and got.shape == dn.shape

@@ -103,7 +103,8 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
                      progress: Callable[..., Any] | None = None) -> FeatureSource:
     """Feature source backed by the representation cache (each file encoded once).
 
-    The returned callable also has ``.layers(path) -> list[int]``: the layers encoded.
+    The returned callable also has ``.layers(path) -> list[int]``: the layers encoded; its
+    optional third argument ``sentences`` reads only a file's first sentences (a training cut).
     """
     from .representations import encode_corpus
 
@@ -115,11 +116,16 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
                                        params=params, progress=progress)
         return sets[path]
 
-    def source(path: str, layer: int) -> Features:
+    def source(path: str, layer: int, sentences: int | None = None) -> Features:
+        """Layer ``layer`` of ``path`` as float32 (its first ``sentences`` only, when given:
+        only those are read and converted)."""
         rep = representation(path)
         if layer not in rep.layers:
             raise SynrobError(f"encoder {encoder!r} has no layer {layer}; layers: {rep.layers}")
         matrix, offsets = rep.layer_matrix(layer)
+        if sentences is not None and sentences < len(offsets) - 1:
+            offsets = offsets[: sentences + 1]
+            matrix = matrix[: int(offsets[-1])]
         return Features(np.asarray(matrix, dtype=np.float32), np.asarray(offsets, dtype=np.int64))
 
     source.layers = lambda path: list(representation(path).layers)  # type: ignore[attr-defined]

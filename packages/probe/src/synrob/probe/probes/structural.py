@@ -131,6 +131,20 @@ class StructuralProbe(Probe):
         return out
 
 
+def _tree_weights(dn: np.ndarray, gold: np.ndarray, lens: list[int], margin: float
+                  ) -> np.ndarray:
+    """The cost-augmented weights (b, L, L) float64 whose trees the hinge loss scores: each
+    sentence's predicted distances ``dn`` (b, L, L) less ``margin`` on its non-gold pairs
+    (``gold`` (b, L, L) bool), shifted by the block's own minimum to start at 1, as
+    :func:`~synrob.probe.metrics.mst_pairs` wants; 0 outside the blocks."""
+    aug = dn.astype(np.float64) - margin * (~gold)
+    real = np.arange(dn.shape[1])[None, :] < np.asarray(lens)[:, None]
+    block = real[:, :, None] & real[:, None, :]
+    low = np.where(block, aug, np.inf).min((1, 2), initial=np.inf)  # (b,)
+    low = np.where(np.isinf(low), 0.0, low)[:, None, None]  # empty: no shift; NaN stays NaN
+    return np.where(block, aug - low + 1.0, 0.0)
+
+
 class PerceptronProbe(StructuralProbe):
     """Distance probe trained with a structured hinge loss: the MST of the predicted distances
     should be the gold tree (cost-augmented with a Hamming cost of 1 per non-gold edge)."""
@@ -190,13 +204,8 @@ class PerceptronProbe(StructuralProbe):
         if not keep:
             zero = d.sum() if layers is None else d.sum((1, 2)).reshape(copies, -1).sum(1)
             return zero * 0.0
-        weights = np.zeros(dn.shape, dtype=np.float64)
-        for r in keep:  # each sentence's block shifted by its own minimum, as mst_pairs wants
-            n = lens[r]
-            aug = dn[r, :n, :n] - margin * (~gold_np[r, :n, :n])
-            weights[r, :n, :n] = aug - aug.min() + 1.0
         b_i, r_i, c_i = (torch.as_tensor(v, dtype=torch.long, device=d.device)
-                         for v in mst_pairs_batch(weights, lens))
+                         for v in mst_pairs_batch(_tree_weights(dn, gold_np, lens, margin), lens))
         edge = d[b_i, r_i, c_i] - margin * (~gold[b_i, r_i, c_i]).to(d.dtype)
         mst_score = d.new_zeros(d.shape[0]).index_add_(0, b_i, edge)  # (b,)
         gold_score = torch.triu(d * gold.to(d.dtype), diagonal=1).sum((1, 2))  # (b,)

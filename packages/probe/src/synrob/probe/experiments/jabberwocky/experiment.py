@@ -448,8 +448,8 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     dev_gold = load_gold(key["dev"])
 
     def features(split: str, layer: int) -> Any:  # only the train split is cut (even when
-        feats = source(key[split], layer)  # train and dev are the same file)
-        return feats.head(len(train_gold)) if split == "train" else feats
+        # train and dev are the same file), and only its first sentences are read
+        return source(key[split], layer, len(train_gold) if split == "train" else None)
 
     task.fit(train_gold)
     trained = train_layers(task, probe, features, key["layers"], "train", "dev", train_gold,

@@ -320,8 +320,8 @@ class _Trainer:
 
     def _features(self, split: str, layer: int) -> Any:
         """A layer's train (cut to the training sentences) or dev vectors."""
-        feats = self.feats(self.key[split], layer)
-        return feats.head(len(self.train_gold)) if split == "train" else feats
+        return self.feats(self.key[split], layer,
+                          len(self.train_gold) if split == "train" else None)
 
     def train(self, layers: list[int]) -> _Trainer:
         """Train every layer's probe; ``self.trained``: layer -> (module, log, dim)."""
