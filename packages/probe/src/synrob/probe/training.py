@@ -255,6 +255,30 @@ class TrainLog:
                 "best_epoch": self.best_epoch, "seconds": round(self.seconds, 3)}
 
 
+class _EarlyStop:
+    """One module's best dev epoch and patience (shared by :func:`fit` and :func:`fit_layers`):
+    :meth:`update` keeps the module's state when the dev loss beats the best by more than
+    1e-4 of it and says whether training goes on; :meth:`restore` loads the best state."""
+
+    def __init__(self, module: torch.nn.Module, patience: int) -> None:
+        self.module, self.patience = module, patience
+        self.best, self.stale = math.inf, 0
+        self.state = copy.deepcopy(module.state_dict())
+
+    def update(self, epoch: int, dev_loss: float, log: TrainLog) -> bool:
+        best = self.best
+        if dev_loss < best - 1e-4 * abs(best if math.isfinite(best) else 0.0):
+            self.best, self.stale, log.best_epoch = dev_loss, 0, epoch
+            self.state = copy.deepcopy(self.module.state_dict())
+            return True
+        self.stale += 1
+        return self.stale <= self.patience
+
+    def restore(self) -> None:
+        self.module.load_state_dict(self.state)
+        self.module.eval()
+
+
 def _dev_loss(probe: Probe, module: torch.nn.Module, data: BatchSet) -> float:
     import torch
 
@@ -281,9 +305,7 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
     optim = Adam(module.parameters(), lr=opts["lr"], weight_decay=opts["weight_decay"])
     sched = Plateau(optim, factor=opts["lr_decay"])
     log = TrainLog()
-    best = math.inf
-    best_state = copy.deepcopy(module.state_dict())
-    stale = 0
+    stop = _EarlyStop(module, opts["patience"])
     t0 = time.perf_counter()
     for epoch in range(opts["epochs"]):
         module.train()
@@ -305,16 +327,10 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
         log.lr.append(optim.lr)
         if on_epoch is not None:
             on_epoch(epoch, log.train_loss[-1], dev_loss)
-        if dev_loss < best - 1e-4 * abs(best if math.isfinite(best) else 0.0):
-            best, stale, log.best_epoch = dev_loss, 0, epoch
-            best_state = copy.deepcopy(module.state_dict())
-        else:
-            stale += 1
-            if stale > opts["patience"]:
-                break
+        if not stop.update(epoch, dev_loss, log):
+            break
         sched.step(dev_loss)
-    module.load_state_dict(best_state)
-    module.eval()
+    stop.restore()
     log.seconds = time.perf_counter() - t0
     clock.TRAINING.add(log.seconds)
     return log
@@ -368,9 +384,7 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
               for m in modules]
     scheds = [Plateau(o, factor=opts["lr_decay"]) for o in optims]
     logs = [TrainLog() for _ in modules]
-    best = [math.inf] * n
-    best_state = [copy.deepcopy(m.state_dict()) for m in modules]
-    stale = [0] * n
+    stops = [_EarlyStop(m, opts["patience"]) for m in modules]
     active = list(range(n))
     device = train.table.device
     t0 = time.perf_counter()
@@ -405,20 +419,14 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
             log.train_loss.append(totals[j] / max(weight, 1.0))
             log.dev_loss.append(dev_loss)
             log.lr.append(optims[i].lr)
-            if dev_loss < best[i] - 1e-4 * abs(best[i] if math.isfinite(best[i]) else 0.0):
-                best[i], stale[i], log.best_epoch = dev_loss, 0, epoch
-                best_state[i] = copy.deepcopy(modules[i].state_dict())
-            else:
-                stale[i] += 1
-                if stale[i] > opts["patience"]:
-                    log.seconds = time.perf_counter() - t0
-                    continue
+            if not stops[i].update(epoch, dev_loss, log):
+                log.seconds = time.perf_counter() - t0
+                continue
             scheds[i].step(dev_loss)
             still.append(i)
         active = still
-    for i, m in enumerate(modules):
-        m.load_state_dict(best_state[i])
-        m.eval()
+    for i, stop in enumerate(stops):
+        stop.restore()
         if i in active:
             logs[i].seconds = time.perf_counter() - t0
     return logs
