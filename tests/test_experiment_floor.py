@@ -53,6 +53,7 @@ def test_floor_of_two_probe_runs(tmp_path: Path, ewt_dev: Path, ewt_test: Path) 
     assert got["epochs_counted"] == "8"
     assert float(got["probe_tflop"]) == pytest.approx(expected / 1e12, abs=5e-4)
     rate = float(got["matmul_gflops_fp32"])
+    assert rate == float(got["matmul_gflops_fp32_median"])  # one measurement: best = median
     assert float(got["flop_floor_s"]) == pytest.approx(expected / (rate * 1e9), abs=0.1)
     assert float(got["runs_seconds_sum"]) == pytest.approx(60.0, abs=0.5)
     assert float(got["floor_over_target"]) == pytest.approx(expected / (rate * 1e9) / 10,
