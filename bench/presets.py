@@ -1,0 +1,184 @@
+"""Benchmark: the built-in experiments' presets run cold, each with its stages (prints
+``name: value`` lines and writes a markdown table).
+
+Each entry of ``--experiments`` (``NAME`` for the default preset, ``NAME:PRESET`` for another)
+runs as ``synrob run NAME --preset PRESET -o OUT/NAME-PRESET --force --device D --workers W``
+in a child process. Cold: every child gets its own empty ``SYNROB_CACHE`` (no cached
+representations, gold trees or perturbations; models are read from where they are installed),
+removed after it unless ``--keep-caches``; ``--warm`` shares this shell's cache instead. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
+
+* ``K_seconds``: the child's wall time (process start to exit);
+* ``K_stage_S_seconds`` for each stage ``S`` the runner recorded (``perturbation``,
+  ``encoding``, ``other_preparation``, ``runs``, ``report``);
+* ``K_runs``, ``K_runs_seconds_sum`` (the runs' own seconds, summed over workers) and
+  ``K_training_share`` (the part of the runs spent training probes);
+* ``K_status``: ``ok``, ``timeout`` (past ``--timeout-s``) or ``failed (exit N)``, with the
+  child's last stderr line.
+
+``device`` is the GPU's name (``torch.cuda.get_device_name``) when ``--device`` resolves to
+CUDA, else the CPU's model; ``OUT/presets.md`` holds the same numbers as one table with the
+device, the date and the synrob commit, ready for docs/experiments.md.
+
+    python bench/presets.py [--experiments jabberwocky,robustness,senteval,local-structure,jabberwocky:demo]
+                            [--device auto] [--workers 1] [--out DIR] [--timeout-s 3600] [--warm]
+                            [--keep-caches] [-p NAME.key=value ...]
+
+``-p NAME.key=value`` passes ``-p key=value`` to that experiment only (e.g. a smaller slice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT = "jabberwocky,robustness,senteval,local-structure,jabberwocky:demo"
+STAGES = ("perturbation", "encoding", "other preparation", "runs", "report")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--experiments", default=DEFAULT)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--timeout-s", type=float, default=3600.0)
+    ap.add_argument("--warm", action="store_true", help="share this shell's synrob cache")
+    ap.add_argument("--keep-caches", action="store_true",
+                    help="keep each cold run's cache (removed after it by default)")
+    ap.add_argument("-p", "--param", action="append", default=[],
+                    help="NAME.key=value: a parameter of one experiment")
+    args = ap.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="synrob-presets-"))
+    out.mkdir(parents=True, exist_ok=True)
+    device = _device_name(args.device)
+    print(f"device: {device}")
+    print(f"workers: {args.workers}")
+    print(f"cold: {'no' if args.warm else 'yes'}")
+    rows = []
+    for entry in (e.strip() for e in args.experiments.split(",") if e.strip()):
+        name, _, preset = entry.partition(":")
+        rows.append(_run_one(name, preset or "default", args, out))
+    table = _table(rows, device, args)
+    (out / "presets.md").write_text(table, encoding="utf-8")
+    print(f"table: {out / 'presets.md'}")
+
+
+def _run_one(name: str, preset: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Run one preset in a child process; print and return its lines."""
+    key = f"{name}-{preset}"
+    res_dir = out / key
+    cmd = [sys.executable, "-m", "synrob.cli", "run", name, "--preset", preset, "-o",
+           str(res_dir), "--force", "--device", args.device, "--workers", str(args.workers)]
+    for p in args.param:
+        target, _, kv = p.partition(".")
+        if target == name and kv:
+            cmd += ["-p", kv]
+    env, cache = dict(os.environ), None
+    if not args.warm:
+        cache = tempfile.mkdtemp(prefix=f"synrob-cache-{key}-", dir=out)
+        env["SYNROB_CACHE"] = cache
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                              timeout=args.timeout_s)
+        status = "ok" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
+        err = proc.stderr.strip().splitlines()[-1:] if proc.returncode else []
+    except subprocess.TimeoutExpired:
+        status, err = "timeout", []
+    finally:
+        if cache is not None and not args.keep_caches:  # a default preset's is gigabytes
+            shutil.rmtree(cache, ignore_errors=True)
+    row: dict[str, Any] = {"key": key, "seconds": time.perf_counter() - t0, "status": status,
+                           "command": " ".join(["synrob", *cmd[3:]])}
+    row.update(_results(res_dir / "results.json") if status == "ok" else {})
+    _print(row, err)
+    return row
+
+
+def _results(path: Path) -> dict[str, Any]:
+    """Stages, runs and training share from a finished ``results.json``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    run_time = data.get("run_time") or {}
+    return {"stages": data.get("stages") or {}, "runs": run_time.get("runs"),
+            "runs_seconds_sum": run_time.get("seconds"),
+            "training_share": run_time.get("training_share")}
+
+
+def _print(row: dict[str, Any], err: list[str]) -> None:
+    key = row["key"]
+    print(f"{key}_status: {row['status']}" + (f" ({err[0]})" if err else ""))
+    print(f"{key}_seconds: {row['seconds']:.1f}")
+    for stage, secs in row.get("stages", {}).items():
+        print(f"{key}_stage_{stage.replace(' ', '_')}_seconds: {float(secs):.1f}")
+    for field in ("runs", "runs_seconds_sum", "training_share"):
+        if row.get(field) is not None:
+            print(f"{key}_{field}: {row[field]}")
+
+
+def _table(rows: list[dict[str, Any]], device: str, args: argparse.Namespace) -> str:
+    """The markdown table of ``rows`` with the device, date, commit and settings."""
+    head = ["preset", "status", "wall", *(f"{s} stage" if s == "runs" else s for s in STAGES),
+            "runs (count)", "training share"]
+    lines = [f"Device: {device}; {args.workers} worker(s); "
+             f"{'warm' if args.warm else 'cold'} caches; {dt.date.today().isoformat()}; "
+             f"synrob {_commit()}; `python bench/presets.py --experiments {args.experiments} "
+             f"--device {args.device} --workers {args.workers}`", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        st = r.get("stages", {})
+        share = r.get("training_share")
+        cells = [r["key"], r["status"], _secs(r["seconds"]),
+                 *(_secs(st[s]) if s in st else "-" for s in STAGES),
+                 str(r.get("runs", "-")), "-" if share is None else f"{100 * share:.0f} %"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _secs(s: float) -> str:
+    s = float(s)
+    return f"{s:.1f} s" if s < 60 else f"{int(s // 60)} min {s % 60:.0f} s"
+
+
+def _device_name(device: str) -> str:
+    """The CUDA device's name where ``device`` resolves to CUDA, else the CPU's model."""
+    if device != "cpu":
+        try:
+            import torch
+
+            cuda = device in ("auto", "cuda") or device.startswith("cuda:")
+            if cuda and torch.cuda.is_available():
+                return str(torch.cuda.get_device_name(torch.device(
+                    "cuda" if device == "auto" else device)))
+        except Exception:  # noqa: BLE001 - no torch or no driver: the CPU below
+            pass
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return f"CPU {line.split(':', 1)[1].strip()} ({os.cpu_count()} cores)"
+    except OSError:
+        pass
+    return f"CPU {platform.machine()} ({os.cpu_count()} cores)"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=Path(__file__).resolve().parent,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""bench/presets.py: a preset run cold in a child process, its stages and training share read
+back from results.json, and a failing experiment reported, not raised."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench(tmp_path: Path, *args: str) -> dict[str, str]:
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "presets.py"), "--out",
+                          str(tmp_path), "--device", "cpu", *args],
+                         check=True, capture_output=True, text=True).stdout
+    return dict(line.split(": ", 1) for line in out.splitlines())
+
+
+@pytest.mark.slow
+def test_demo_preset_cold_with_its_stages(tmp_path: Path) -> None:
+    got = _bench(tmp_path, "--experiments", "jabberwocky:demo", "--workers", "2",
+                 "--keep-caches", "-p", "jabberwocky.draws=1", "-p", "senteval.draws=9")
+    assert got["cold"] == "yes" and got["device"].startswith("CPU")
+    assert got["jabberwocky-demo_status"] == "ok"
+    results = json.loads((tmp_path / "jabberwocky-demo" / "results.json").read_text())
+    for stage, secs in results["stages"].items():
+        key = f"jabberwocky-demo_stage_{stage.replace(' ', '_')}_seconds"
+        assert float(got[key]) == pytest.approx(secs, abs=0.06)
+    assert int(got["jabberwocky-demo_runs"]) == results["run_time"]["runs"] > 0
+    assert 0 < float(got["jabberwocky-demo_training_share"]) < 1
+    assert float(got["jabberwocky-demo_seconds"]) > results["stages"]["runs"]
+    # cold: its own cache, inside --out, filled by this run only
+    caches = list(tmp_path.glob("synrob-cache-jabberwocky-demo-*"))
+    assert len(caches) == 1 and any(caches[0].rglob("*.npy"))
+    options = json.loads((tmp_path / "jabberwocky-demo" / "experiment.json").read_text())
+    assert options["options"]["draws"] == 1  # -p NAME.key=value reaches that experiment only
+    table = (tmp_path / "presets.md").read_text()
+    assert "| jabberwocky-demo | ok |" in table and "cold caches" in table
+
+
+def test_a_failing_experiment_is_a_status_line(tmp_path: Path) -> None:
+    got = _bench(tmp_path, "--experiments", "no-such-experiment")
+    assert got["no-such-experiment-default_status"].startswith("failed (exit ")
+    assert "no-such-experiment" in got["no-such-experiment-default_status"].split("(", 2)[-1]
+    assert "| no-such-experiment-default | failed" in (tmp_path / "presets.md").read_text()
+    assert not list(tmp_path.glob("synrob-cache-*"))  # the cold cache is removed after it
