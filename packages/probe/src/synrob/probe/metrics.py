@@ -69,8 +69,8 @@ def mst_pairs(weights: np.ndarray) -> tuple[list[int], list[int]]:
 
 #: Longest padded sentence for which :func:`mst_pairs_batch` uses the minimax recurrence
 #: (L steps over the whole (b, L, L) batch, O(L^3)); longer batches run Prim's algorithm
-#: on all sentences at once (O(L^2)), which is faster there (1.5x at 60 words, 1.6x at 100,
-#: and both faster than Kruskal per sentence). All give the same trees.
+#: on all sentences at once (O(L^2)), faster than Kruskal per sentence there (1.2x at 60
+#: words, 1.6x at 100: bench/mst.py). All give the same trees.
 MINIMAX_MAX_LEN = 40
 
 
