@@ -129,3 +129,27 @@ def test_cuda_early_exit_equals_the_full_pass(kind: str, tiny_deep_models: dict[
         cut = enc.encode_flat(sents, layers)
         for name in ("words", "first", "last"):
             assert np.array_equal(getattr(cut, name), getattr(full, name)), (layers, name)
+
+
+def test_cuda_perceptron_trees_are_computed_on_the_device_and_equal_the_cpu_trees(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The perceptron loss's trees on CUDA come from synrob.probe.mst_torch, on the device, and
+    are the numpy trees of the CPU path, edge for edge and in order (long sentences too)."""
+    from synrob.probe import metrics
+    from synrob.probe.probes.structural import _batch_trees
+
+    rng = np.random.default_rng(0)
+    lens = [3, 17, 45, 1, 60]
+    width = max(lens)
+    x = torch.from_numpy(rng.normal(size=(len(lens), width, 8)).astype(np.float32))
+    d = torch.cdist(x, x).pow(2)
+    gold = torch.from_numpy(rng.random((len(lens), width, width)) < 0.1)
+    calls: list[int] = []
+    original = metrics.mst_pairs_batch
+    monkeypatch.setattr(metrics, "mst_pairs_batch", lambda *a: calls.append(1) or original(*a))
+    on_gpu = _batch_trees(d.cuda(), gold.cuda(), lens, 1.0)
+    assert not calls  # no numpy trees on the GPU path
+    on_cpu = _batch_trees(d, gold, lens, 1.0)
+    assert calls
+    assert all(t.device.type == "cuda" for t in on_gpu)
+    assert [t.cpu().tolist() for t in on_gpu] == [t.tolist() for t in on_cpu]

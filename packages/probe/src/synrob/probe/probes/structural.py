@@ -145,6 +145,29 @@ def _tree_weights(dn: np.ndarray, gold: np.ndarray, lens: list[int], margin: flo
     return np.where(block, aug - low + 1.0, 0.0)
 
 
+def _batch_trees(d: torch.Tensor, gold: torch.Tensor, lens: list[int], margin: float
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The cost-augmented trees of the batch's predicted distances ``d`` (b, L, L) as
+    ``(sentence, row, col)`` long tensors on ``d``'s device. On the CPU numpy computes them
+    (:func:`_tree_weights`, :func:`~synrob.probe.metrics.mst_pairs_batch`); elsewhere torch
+    does, on the device, without a copy to the host (:mod:`synrob.probe.mst_torch`: the same
+    edges in the same order), unless a block holds a non-finite distance."""
+    import torch
+
+    if d.device.type != "cpu":
+        from ..mst_torch import mst_pairs_batch_torch, tree_weights_torch
+
+        lengths = torch.as_tensor(lens, dtype=torch.long, device=d.device)
+        trees = mst_pairs_batch_torch(tree_weights_torch(d, gold, lengths, margin), lengths)
+        if trees is not None:
+            return trees
+    from ..metrics import mst_pairs_batch
+
+    weights = _tree_weights(d.cpu().numpy(), gold.cpu().numpy(), lens, margin)
+    return tuple(torch.as_tensor(v, dtype=torch.long, device=d.device)  # type: ignore[return-value]
+                 for v in mst_pairs_batch(weights, lens))
+
+
 class PerceptronProbe(StructuralProbe):
     """Distance probe trained with a structured hinge loss: the MST of the predicted distances
     should be the gold tree (cost-augmented with a Hamming cost of 1 per non-gold edge)."""
@@ -190,22 +213,18 @@ class PerceptronProbe(StructuralProbe):
         the result each layer's loss (n,)."""
         import torch
 
-        from ..metrics import mst_pairs_batch
-
         assert batch.y is not None
         gold = batch.y == 1  # gold tree edges: distance exactly 1 (padding is 0)
         copies = 1 if layers is None else layers
         if copies > 1:
             gold = gold.repeat(copies, 1, 1)
-        dn, gold_np = d.detach().cpu().numpy(), gold.cpu().numpy()
         margin = self.options["margin"]
         lens = batch.lengths.tolist() * copies
         keep = [r for r, n in enumerate(lens) if n >= 2]
         if not keep:
             zero = d.sum() if layers is None else d.sum((1, 2)).reshape(copies, -1).sum(1)
             return zero * 0.0
-        b_i, r_i, c_i = (torch.as_tensor(v, dtype=torch.long, device=d.device)
-                         for v in mst_pairs_batch(_tree_weights(dn, gold_np, lens, margin), lens))
+        b_i, r_i, c_i = _batch_trees(d.detach(), gold, lens, margin)
         edge = d[b_i, r_i, c_i] - margin * (~gold[b_i, r_i, c_i]).to(d.dtype)
         mst_score = d.new_zeros(d.shape[0]).index_add_(0, b_i, edge)  # (b,)
         gold_score = torch.triu(d * gold.to(d.dtype), diagonal=1).sum((1, 2))  # (b,)
