@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``), else the platform's machine type."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -53,7 +53,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"cpu: {_cpu_model()}")
+    print(f"cpu: {cpu_model()}")
     print(f"minimax_max_len: {metrics.MINIMAX_MAX_LEN}")
     identical = True
     for width in (int(w) for w in args.widths.split(",")):

@@ -32,7 +32,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -161,14 +160,9 @@ def _device_name(device: str) -> str:
                     "cuda" if device == "auto" else device)))
         except Exception:  # noqa: BLE001 - no torch or no driver: the CPU below
             pass
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return f"CPU {line.split(':', 1)[1].strip()} ({os.cpu_count()} cores)"
-    except OSError:
-        pass
-    return f"CPU {platform.machine()} ({os.cpu_count()} cores)"
+    from mst import cpu_model  # bench/ is this script's directory, first on sys.path
+
+    return f"CPU {cpu_model()} ({os.cpu_count()} cores)"
 
 
 def _commit() -> str:
