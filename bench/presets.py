@@ -58,6 +58,8 @@ def main() -> None:
                     help="NAME.key=value: a parameter of one experiment")
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="synrob-presets-"))
+    if out.exists() and not out.is_dir():
+        sys.exit(f"{out}: not a directory (--out takes a directory)")
     out.mkdir(parents=True, exist_ok=True)
     device = _device_name(args.device)
     print(f"device: {device}")

@@ -48,3 +48,14 @@ def test_a_failing_experiment_is_a_status_line(tmp_path: Path) -> None:
     assert "no-such-experiment" in got["no-such-experiment-default_status"].split("(", 2)[-1]
     assert "| no-such-experiment-default | failed" in (tmp_path / "presets.md").read_text()
     assert not list(tmp_path.glob("synrob-cache-*"))  # the cold cache is removed after it
+
+
+def test_out_onto_a_file_is_one_line_and_keeps_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "results.txt"
+    target.write_text("keep me")
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "presets.py"), "--out",
+                          str(target), "--experiments", "jabberwocky:demo"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.strip() == f"{target}: not a directory (--out takes a directory)"
+    assert target.read_text() == "keep me"
