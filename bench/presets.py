@@ -5,7 +5,10 @@ Each entry of ``--experiments`` (``NAME`` for the default preset, ``NAME:PRESET`
 runs as ``synrob run NAME --preset PRESET -o OUT/NAME-PRESET --force --device D --workers W``
 in a child process. Cold: every child gets its own empty ``SYNROB_CACHE`` (no cached
 representations, gold trees or perturbations; models are read from where they are installed),
-removed after it unless ``--keep-caches``; ``--warm`` shares this shell's cache instead. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
+removed after it unless ``--keep-caches``; ``--warm`` shares this shell's cache instead;
+``--seed-cache DIR`` copies DIR into each cold cache first (a pseudoword lexicon built
+elsewhere, for a machine that lacks WordNet, wordfreq and spaCy), and the table says so. Each
+child's stderr is kept in ``OUT/K.stderr``. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
 
 * ``K_seconds``: the child's wall time (process start to exit);
 * ``K_stage_S_seconds`` for each stage ``S`` the runner recorded (``perturbation``,
@@ -21,7 +24,8 @@ device, the date and the synrob commit, ready for docs/experiments.md.
 
     python bench/presets.py [--experiments jabberwocky,robustness,senteval,local-structure,jabberwocky:demo]
                             [--device auto] [--workers 1] [--out DIR] [--timeout-s 3600] [--warm]
-                            [--keep-caches] [-p NAME.key=value ...]
+                            [--keep-caches] [--seed-cache DIR] [--commit SHA]
+                            [-p NAME.key=value ...]
 
 ``-p NAME.key=value`` passes ``-p key=value`` to that experiment only (e.g. a smaller slice).
 """
@@ -56,6 +60,12 @@ def main() -> None:
                     help="keep each cold run's cache (removed after it by default)")
     ap.add_argument("-p", "--param", action="append", default=[],
                     help="NAME.key=value: a parameter of one experiment")
+    ap.add_argument("--seed-cache", type=Path, default=None,
+                    help="copy this directory's contents into every cold cache first (e.g. a "
+                         "built pseudoword lexicon, `pseudowords/`, where the machine lacks "
+                         "what builds it); the table says so")
+    ap.add_argument("--commit", default=None,
+                    help="the synrob commit for the table (default: git rev-parse HEAD)")
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="synrob-presets-"))
     if out.exists() and not out.is_dir():
@@ -88,14 +98,20 @@ def _run_one(name: str, preset: str, args: argparse.Namespace, out: Path) -> dic
     if not args.warm:
         cache = tempfile.mkdtemp(prefix=f"synrob-cache-{key}-", dir=out)
         env["SYNROB_CACHE"] = cache
+        if args.seed_cache is not None:
+            shutil.copytree(args.seed_cache, cache, dirs_exist_ok=True)
     t0 = time.perf_counter()
+    log = out / f"{key}.stderr"
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
                               timeout=args.timeout_s)
         status = "ok" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
         err = proc.stderr.strip().splitlines()[-1:] if proc.returncode else []
-    except subprocess.TimeoutExpired:
+        log.write_text(proc.stderr, encoding="utf-8")
+    except subprocess.TimeoutExpired as exc:
         status, err = "timeout", []
+        text = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
+        log.write_text(text or "", encoding="utf-8")
     finally:
         if cache is not None and not args.keep_caches:  # a default preset's is gigabytes
             shutil.rmtree(cache, ignore_errors=True)
@@ -131,9 +147,9 @@ def _table(rows: list[dict[str, Any]], device: str, args: argparse.Namespace) ->
     head = ["preset", "status", "wall", *(f"{s} stage" if s == "runs" else s for s in STAGES),
             "runs (count)", "training share"]
     lines = [f"Device: {device}; {args.workers} worker(s); "
-             f"{'warm' if args.warm else 'cold'} caches; {dt.date.today().isoformat()}; "
-             f"synrob {_commit()}; `python bench/presets.py --experiments {args.experiments} "
-             f"--device {args.device} --workers {args.workers}`", "",
+             f"{_caches(args)}; {dt.date.today().isoformat()}; "
+             f"synrob {args.commit or _commit()}; `python bench/presets.py --experiments "
+             f"{args.experiments} --device {args.device} --workers {args.workers}`", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         st = r.get("stages", {})
@@ -143,6 +159,15 @@ def _table(rows: list[dict[str, Any]], device: str, args: argparse.Namespace) ->
                  str(r.get("runs", "-")), "-" if share is None else f"{100 * share:.0f} %"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _caches(args: argparse.Namespace) -> str:
+    if args.warm:
+        return "warm caches"
+    if args.seed_cache is None:
+        return "cold caches"
+    seeded = ", ".join(sorted(p.name for p in args.seed_cache.iterdir()))
+    return f"cold caches seeded with {seeded}"
 
 
 def _secs(s: float) -> str:

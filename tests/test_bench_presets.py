@@ -59,3 +59,20 @@ def test_out_onto_a_file_is_one_line_and_keeps_the_file(tmp_path: Path) -> None:
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.strip() == f"{target}: not a directory (--out takes a directory)"
     assert target.read_text() == "keep me"
+
+
+def test_seed_cache_fills_each_cold_cache_and_the_table_says_so(tmp_path: Path) -> None:
+    seed = tmp_path / "seed" / "pseudowords"
+    seed.mkdir(parents=True)
+    (seed / "lexicon.json").write_text("{}")
+    out = tmp_path / "out"
+    got = _bench(out, "--experiments", "no-such-experiment", "--keep-caches",
+                 "--seed-cache", str(tmp_path / "seed"), "--commit", "abc1234")
+    assert got["no-such-experiment-default_status"].startswith("failed (exit ")
+    caches = list(out.glob("synrob-cache-no-such-experiment-default-*"))
+    assert len(caches) == 1
+    assert (caches[0] / "pseudowords" / "lexicon.json").read_text() == "{}"
+    table = (out / "presets.md").read_text()
+    assert "cold caches seeded with pseudowords" in table and "synrob abc1234" in table
+    log = (out / "no-such-experiment-default.stderr").read_text()
+    assert "no-such-experiment" in log  # the child's stderr is kept
