@@ -115,6 +115,11 @@ def test_run_writes_results_and_reuses_finished_runs(tmp_path: Path) -> None:
     assert list(data["stages"]) == ["perturbation", "other preparation", "runs", "report"]
     assert data["stages"]["perturbation"] >= 0.05 and data["stages"]["runs"] > 0
     assert sum(first.stages.values()) <= first.seconds + 1e-6
+    told: list[tuple[str, float]] = []
+    timed = run_experiment(ChangeRate(), tmp_path / "told", seed=3,
+                           on_stage=lambda name, secs: told.append((name, secs)))
+    assert [n for n, _ in told] == list(timed.stages)  # on_stage hears every stage, in order
+    assert [round(s, 3) for _, s in told] == list(timed.stages.values())
 
     again = run_experiment(ChangeRate(), out, seed=3)
     assert (again.executed, again.reused) == (0, 2)
@@ -215,6 +220,11 @@ def test_cli_run_from_toml_and_by_name(cli, registered: None, tmp_path: Path) ->
     assert data["experiment"] == "test-change-rate" and data["executed"] == 1
     assert "1 runs executed, 0 reused" in res.stderr
     assert "synrob: stages: perturbation " in res.stderr and ", runs " in res.stderr
+    # each stage is told as it ends, before the run's summary (a stopped run still shows them)
+    ends = [line.split(" done in ")[0].removeprefix("synrob: stage ")
+            for line in res.stderr.splitlines() if line.startswith("synrob: stage ")]
+    assert ends == ["perturbation", "other preparation", "runs", "report"]
+    assert res.stderr.index("synrob: stage runs done in") < res.stderr.index("runs executed")
     res = cli(["run", cfg])  # the same, from the finished run: prints the report
     assert res.exit_code == 0 and "0 runs executed, 1 reused" in res.stderr
     assert res.stdout.startswith("# change rate") and f"report: {out}/report.md" in res.stderr

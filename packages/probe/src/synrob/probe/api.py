@@ -243,7 +243,8 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
                    device: str = "auto", backend: str = "local", workers: int = 1,
                    address: str | None = None, force: bool = False, lang: str | None = None,
                    progress: Callable[..., Any] | None = None,
-                   on_run: Callable[[str, Any, float], None] | None = None
+                   on_run: Callable[[str, Any, float], None] | None = None,
+                   on_stage: Callable[[str, float], None] | None = None
                    ) -> ExperimentResults:
     """Run experiment ``name`` into ``out`` (default ``synrob-results/NAME``) as ``synrob
     run`` does: prepare, execute the unfinished runs of the grid (resuming), write
@@ -257,7 +258,7 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
     device = check_device(device)  # fails before any work
     result = _run(experiment, outdir, seed=seed, device=device, backend=backend,
                   workers=workers, address=address, force=force, progress=progress,
-                  on_run=on_run, lang=lang)
+                  on_run=on_run, lang=lang, on_stage=on_stage)
     loaded = load_results(outdir)
     loaded.invocation = {"executed": result.executed, "reused": result.reused,
                          "seconds": result.seconds, "stages": result.stages,

@@ -65,11 +65,15 @@ def run_experiment(
     def on_run(run_id: str, spec: Any, seconds: float) -> None:
         info(f"synrob: run {spec.label or run_id} done in {seconds:.1f} s")
 
+    def on_stage(stage: str, seconds: float) -> None:
+        info(f"synrob: stage {stage} done in {seconds:.1f} s")
+
     results = run(exp_name, outdir, preset=preset or (config.preset if config else None),
                   params=overrides, seed=pick(seed, "seed", 0),
                   device=pick(device, "device", "auto"), backend=pick(backend, "backend", "local"),
                   workers=pick(workers, "workers", 1), address=pick(address, "address", None) or None,
-                  force=force, progress=progress, on_run=on_run, lang=lang)
+                  force=force, progress=progress, on_run=on_run, lang=lang,
+                  on_stage=on_stage)
     result = results.invocation
     lang_info = results.meta.get("lang", {})
     info(f"synrob: {exp_name}: language {lang_info.get('code')} ({lang_info.get('source')})")

@@ -97,6 +97,10 @@ class Context:
     stages: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
     #: The language of the experiment's treebanks (:meth:`Experiment.language`).
     lang: str = "en"
+    #: Called with ``(stage, seconds)`` as each stage ends (driver only): a run stopped
+    #: before its report still shows where its time went.
+    on_stage: Callable[[str, float], None] | None = field(default=None, compare=False,
+                                                           repr=False)
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -106,7 +110,13 @@ class Context:
         try:
             yield
         finally:
-            self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - t0
+            self.record_stage(name, time.perf_counter() - t0)
+
+    def record_stage(self, name: str, seconds: float) -> None:
+        """Add ``seconds`` to ``stages[name]`` and tell :attr:`on_stage`."""
+        self.stages[name] = self.stages.get(name, 0.0) + seconds
+        if self.on_stage is not None:
+            self.on_stage(name, seconds)
 
     @property
     def data_dir(self) -> Path:

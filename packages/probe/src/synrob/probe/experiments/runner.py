@@ -114,7 +114,8 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
                    address: str | None = None, force: bool = False,
                    progress: Callable[..., Any] | None = None,
                    on_run: Callable[[str, RunSpec, float], None] | None = None,
-                   lang: str | None = None) -> ExperimentResult:
+                   lang: str | None = None,
+                   on_stage: Callable[[str, float], None] | None = None) -> ExperimentResult:
     """Prepare, execute the unfinished runs of the grid on ``backend``, then report.
 
     ``lang`` (``--lang``) overrides the language read from the experiment's treebank
@@ -127,7 +128,8 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     out.mkdir(parents=True, exist_ok=True)
     lang_info = _start(out, experiment, lang, seed)
     runs_dir = out / "runs"
-    ctx = Context(out, device=device, seed=seed, progress=progress, lang=lang_info["code"])
+    ctx = Context(out, device=device, seed=seed, progress=progress, lang=lang_info["code"],
+                  on_stage=on_stage)
     t_prep = time.perf_counter()
     experiment.prepare(ctx)
     specs = list(experiment.plan(ctx))
@@ -216,4 +218,4 @@ def _start(out: Path, experiment: Experiment, lang: str | None, seed: int) -> di
 
 def _residual(ctx: Context, name: str, seconds: float) -> None:
     """Record as stage ``name`` what of ``seconds`` no stage recorded so far accounts for."""
-    ctx.stages[name] = max(seconds - sum(ctx.stages.values()), 0.0)
+    ctx.record_stage(name, max(seconds - sum(ctx.stages.values()), 0.0))
