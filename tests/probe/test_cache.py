@@ -235,3 +235,34 @@ def test_encoder_features_reads_only_the_first_sentences_when_asked(ewt_dev, tmp
         assert cut.matrix.dtype == np.float32 and cut.n_sentences == head.n_sentences
         np.testing.assert_array_equal(cut.matrix, head.matrix)
         np.testing.assert_array_equal(cut.offsets, head.offsets)
+
+
+def test_loaded_encoders_load_each_encoder_once_for_a_loop_of_files(ewt_dev, tmp_path,
+                                                                    monkeypatch):
+    first = _small_corpus(ewt_dev, tmp_path, 40)
+    (tmp_path / "b").mkdir()
+    second = _small_corpus(ewt_dev, tmp_path / "b", 70)
+    loads: list[str] = []
+    real_load = StaticEncoder._load
+
+    def counted(self):
+        loads.append(str(self.path))
+        real_load(self)
+
+    monkeypatch.setattr(StaticEncoder, "_load", counted)
+    held = reps.LoadedEncoders()
+    got = [reps.encode_corpus("glove-6b-50d", f, encoders=held) for f in (first, second)]
+    assert len(loads) == 1  # one instance served both files
+    assert held.get("glove-6b-50d", None, "mean", "auto") is held.get("glove-6b-50d", None,
+                                                                      "mean", "auto")
+    # the same entries as one encode_corpus per file: key, metadata (the spec as the encoder's
+    # name) and vectors
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "alone"))
+    alone = [reps.encode_corpus("glove-6b-50d", f) for f in (first, second)]
+    assert len(loads) == 3
+    for a, b in zip(got, alone, strict=True):
+        assert a.cache_path.name == b.cache_path.name and a.cache_path != b.cache_path
+        timing = ("created", "seconds")
+        assert {k: v for k, v in a.meta.items() if k not in timing} == \
+            {k: v for k, v in b.meta.items() if k not in timing}
+        np.testing.assert_array_equal(a.layer_matrix(0)[0], b.layer_matrix(0)[0])

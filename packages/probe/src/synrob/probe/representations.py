@@ -25,7 +25,7 @@ from . import cache as _cache
 from .encoders.base import Encoder, resolve_layers
 
 __all__ = ["encode_corpus", "package_versions", "RepresentationSet", "read_words",
-           "SENTENCE_POOLINGS"]
+           "SENTENCE_POOLINGS", "LoadedEncoders"]
 
 SENTENCE_POOLINGS = ("mean", "max", "first", "last")
 #: Words per chunk: the unit of resumption and the span the encoder sorts by length.
@@ -189,6 +189,7 @@ def encode_corpus(
     dtype: str = "float16",
     params: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
+    encoders: LoadedEncoders | None = None,
 ) -> RepresentationSet:
     """Encode every sentence of a CoNLL-U file (syntactic words) with the named encoder, through the cache.
 
@@ -198,11 +199,14 @@ def encode_corpus(
     list or ints (negative from the end); ``pooling`` (mean|first|last) pools subwords into
     words; ``dtype`` (float16|float32) is the storage type. ``progress`` receives the number of
     sentences finished after each chunk (also for chunks found done when resuming).
+    ``encoders`` (a :class:`LoadedEncoders` held over a loop of files) makes the files of one
+    loop share one encoder instance, so its weights load once; the entries are the same.
     """
     if dtype not in _cache.STORAGE_DTYPES:
         raise ParameterError(f"dtype must be one of {', '.join(_cache.STORAGE_DTYPES)}")
     path = _resolve_source(source)
-    enc, name = _encoder(encoder, params, pooling, device)
+    enc, name = (encoders.get if encoders is not None else _encoder)(encoder, params, pooling,
+                                                                     device)
     pooling = str(enc.options.get("pooling", pooling))
     layer_list = resolve_layers(layers, enc.num_layers)
     key_meta = {
@@ -229,6 +233,29 @@ def _encoder(encoder: str | Encoder, params: Mapping[str, Any] | None, pooling: 
         return encoder, encoder.name
     enc = resolve_encoder(encoder, {**dict(params or {}), "pooling": pooling, "device": device})
     return enc, encoder
+
+
+class LoadedEncoders:
+    """The encoder instances of one loop over files, by ``(spec, params, pooling, device)``.
+
+    :func:`encode_corpus` resolves a spec into a new instance, which loads its weights (a
+    model, 400,000 GloVe vectors) at its first cache miss. A loop that encodes many files
+    with one encoder passes one ``LoadedEncoders`` to every call, so the weights load once;
+    they are released with this object. An instance passed in is used as it is.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[Encoder, str]] = {}
+
+    def get(self, encoder: str | Encoder, params: Mapping[str, Any] | None, pooling: str,
+            device: str) -> tuple[Encoder, str]:
+        """(instance, name), as ``encode_corpus`` would resolve them, made once per key."""
+        if isinstance(encoder, Encoder):
+            return _encoder(encoder, params, pooling, device)
+        key = json.dumps([encoder, sorted((params or {}).items()), pooling, device], default=str)
+        if key not in self._held:
+            self._held[key] = _encoder(encoder, params, pooling, device)
+        return self._held[key]
 
 
 def _cached(key: str) -> RepresentationSet | None:

@@ -138,7 +138,7 @@ class AmnesicExperiment(Experiment):
     def prepare(self, ctx: Context) -> None:
         """Build the agreement pairs (an error when the test file gives none) and encode the
         three files at the chosen layers."""
-        from synrob.probe.representations import encode_corpus
+        from synrob.probe.representations import LoadedEncoders, encode_corpus
 
         from .runs import count_pairs
 
@@ -151,10 +151,11 @@ class AmnesicExperiment(Experiment):
                               f"{self.options['feature']}); see the perturber's warning")
         files = [paths[s] for s in ("train", "dev", "test")]
         it = ctx.progress(files, "amnesic: encoding", len(files)) if ctx.progress else files
+        held = LoadedEncoders()  # the model loads once for the three files
         with ctx.stage("encoding"):
             for path in it:
                 encode_corpus(self.options["model"], path, layers=self.layers(),
-                              device=ctx.device)
+                              device=ctx.device, encoders=held)
 
     def plan(self, ctx: Context) -> list[RunSpec]:
         self._check()

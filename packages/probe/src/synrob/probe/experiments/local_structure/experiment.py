@@ -157,7 +157,7 @@ class LocalStructure(Experiment):
             self._prepare(ctx)
 
     def _prepare(self, ctx: Context) -> None:
-        from synrob.probe.representations import encode_corpus
+        from synrob.probe.representations import LoadedEncoders, encode_corpus
 
         from ..data import resolve_one
 
@@ -169,9 +169,10 @@ class LocalStructure(Experiment):
             jobs += [(enc, path, "all") for path in clean]
             jobs += [(enc, str(f.conllu), layers) for f in files.values()]
         it = ctx.progress(jobs, "local-structure: encoding", len(jobs)) if ctx.progress else jobs
+        held = LoadedEncoders()  # each encoder loads once for all files
         with ctx.stage("encoding"):
             for enc, path, layers in it:
-                encode_corpus(enc, path, layers=layers, device=ctx.device)
+                encode_corpus(enc, path, layers=layers, device=ctx.device, encoders=held)
 
     def plan(self, ctx: Context) -> list[RunSpec]:
         from ..data import resolve_one

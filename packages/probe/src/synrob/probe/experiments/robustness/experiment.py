@@ -210,7 +210,7 @@ class RobustnessExperiment(Experiment):
     # ------------------------------------------------------------------ protocol
     def prepare(self, ctx: Context) -> None:
         """Build the perturbed test sets (k variants per sentence) and encode every file."""
-        from synrob.probe.representations import encode_corpus
+        from synrob.probe.representations import LoadedEncoders, encode_corpus
 
         from ..data import resolve_one
 
@@ -223,9 +223,10 @@ class RobustnessExperiment(Experiment):
         jobs = list(dict.fromkeys((enc, str(f)) for enc, _ in self._models()
                                   for f in [*sources, *files]))
         it2 = ctx.progress(jobs, "encoding", len(jobs)) if ctx.progress else jobs
+        held = LoadedEncoders()  # each encoder loads once for all files
         with ctx.stage("encoding"):
             for enc, path in it2:
-                encode_corpus(enc, path, layers="all", device=ctx.device)
+                encode_corpus(enc, path, layers="all", device=ctx.device, encoders=held)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
         from ..data import resolve_one
