@@ -266,3 +266,17 @@ def test_loaded_encoders_load_each_encoder_once_for_a_loop_of_files(ewt_dev, tmp
         assert {k: v for k, v in a.meta.items() if k not in timing} == \
             {k: v for k, v in b.meta.items() if k not in timing}
         np.testing.assert_array_equal(a.layer_matrix(0)[0], b.layer_matrix(0)[0])
+
+
+def test_synrob_encode_loads_the_encoder_once_for_all_inputs(cli, ewt_dev, tmp_path,
+                                                             monkeypatch):
+    first = _small_corpus(ewt_dev, tmp_path, 30)
+    (tmp_path / "b").mkdir()
+    second = _small_corpus(ewt_dev, tmp_path / "b", 50)
+    loads: list[int] = []
+    real_load = StaticEncoder._load
+    monkeypatch.setattr(StaticEncoder, "_load", lambda self: (loads.append(1), real_load(self)))
+    res = cli(["encode", "--encoder", "glove-6b-50d", str(first), str(second)])
+    assert res.exit_code == 0, res.stderr
+    got = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [g["sentences"] for g in got] == [30, 50] and len(loads) == 1

@@ -32,7 +32,7 @@ def encode(
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
     from synrob.perturb.params import parse_assignments
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations import LoadedEncoders, encode_corpus
 
     from ..output import emit_json, info
 
@@ -40,13 +40,14 @@ def encode(
     params = parse_assignments(param or [])
     if precision is not None:
         params["precision"] = check_dtype(precision)
+    held = LoadedEncoders()  # the model loads once for all inputs
     for spec in inputs:
         for path in resolve_input(spec):
             t0 = time.perf_counter()
 
             info(f"synrob: encoding {path} with {encoder}")
             rs = encode_corpus(encoder, path, layers=layers, pooling=pooling, device=device,
-                               dtype=dtype, params=params)
+                               dtype=dtype, params=params, encoders=held)
             emit_json({
                 "encoder": encoder,
                 "layers": rs.layers,
