@@ -284,3 +284,19 @@ def test_perturbed_file_recipe_holds_what_the_perturber_records(tmp_path: Path) 
     out = perturbed_file(src, "jabberwocky", {}, seed=0, dest=tmp_path / "d", lang="tr")
     recipe = json.loads(out.with_name(out.name + ".provenance.json").read_text())["recipe"]
     assert recipe["depends_on"]["hunspell"] == hun
+
+
+def test_perturbed_files_in_processes_equal_one_by_one_and_skip_built_ones(tmp_path: Path
+                                                                          ) -> None:
+    jobs = [{"source": str(sample_path(s)), "kind": "jabberwocky", "params": {"rate": 1.0},
+             "seed": seed, "dest": tmp_path / "par", "lang": "en"}
+            for seed in (0, 1) for s in ("dev", "test")]
+    alone = [perturbed_file(**{**j, "dest": tmp_path / "one"}) for j in jobs]
+    # one already built: the processes build the other three, and it is left untouched
+    first = perturbed_file(**jobs[0])
+    stamp = first.stat().st_mtime_ns
+    together = exp_data.perturbed_files(jobs, workers=2, min_bytes=0)
+    assert together[0] == first and first.stat().st_mtime_ns == stamp
+    assert [p.name for p in together] == [p.name for p in alone]  # in order, same recipes
+    assert [p.read_bytes() for p in together] == [p.read_bytes() for p in alone]
+    assert exp_data.perturbed_files(jobs, workers=2, min_bytes=0) == together  # found, not made

@@ -101,6 +101,8 @@ class Context:
     #: before its report still shows where its time went.
     on_stage: Callable[[str, float], None] | None = field(default=None, compare=False,
                                                            repr=False)
+    #: Processes the driver may use to prepare (``--workers``; e.g. to build perturbed files).
+    workers: int = 1
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:

@@ -129,7 +129,7 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     lang_info = _start(out, experiment, lang, seed)
     runs_dir = out / "runs"
     ctx = Context(out, device=device, seed=seed, progress=progress, lang=lang_info["code"],
-                  on_stage=on_stage)
+                  on_stage=on_stage, workers=workers if backend == "local" else 1)
     t_prep = time.perf_counter()
     experiment.prepare(ctx)
     specs = list(experiment.plan(ctx))

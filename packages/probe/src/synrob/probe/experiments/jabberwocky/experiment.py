@@ -175,19 +175,20 @@ class JabberwockyExperiment(Experiment):
 
     def _files(self, ctx: Context) -> dict[str, Any]:
         """Clean paths and, per draw, the Jabberwocky train/dev/test paths (built if absent)."""
-        from ..data import perturbed_file, resolve_one
+        from ..data import perturbed_files, resolve_one
 
         clean = {s: str(resolve_one(self.options[s])) for s in ("train", "dev", "test")}
         jab_splits = ("train", "dev", "test") if "jabberwocky" in self.list("train_on") else ("test",)
         n = self.options["train_sentences"] or None
-        draws: list[dict[str, str]] = []
-        for d in range(self.options["draws"]):
-            files = {}
-            for s in jab_splits:
-                files[s] = str(perturbed_file(
-                    clean[s], "jabberwocky", self._perturbation(ctx), seed=self._draw_seed(ctx, d),
-                    dest=ctx.data_dir, max_sentences=n if s == "train" else None, lang=ctx.lang))
-            draws.append(files)
+        which = [(d, s) for d in range(self.options["draws"]) for s in jab_splits]
+        jobs = [{"source": clean[s], "kind": "jabberwocky", "params": self._perturbation(ctx),
+                 "seed": self._draw_seed(ctx, d), "dest": ctx.data_dir,
+                 "max_sentences": n if s == "train" else None, "lang": ctx.lang}
+                for d, s in which]
+        paths = perturbed_files(jobs, ctx.workers)  # --workers processes build them at once
+        draws: list[dict[str, str]] = [{} for _ in range(self.options["draws"])]
+        for (d, s), path in zip(which, paths, strict=True):
+            draws[d][s] = str(path)
         return {"clean": clean, "draws": draws}
 
     # ------------------------------------------------------------------ protocol
