@@ -237,19 +237,20 @@ def test_encoder_features_reads_only_the_first_sentences_when_asked(ewt_dev, tmp
         np.testing.assert_array_equal(cut.offsets, head.offsets)
 
 
+def _two_corpora_counting_loads(ewt_dev, tmp_path, monkeypatch, sizes):
+    """Two small corpora of ``sizes`` sentences and the list that each GloVe load appends to."""
+    first = _small_corpus(ewt_dev, tmp_path, sizes[0])
+    (tmp_path / "b").mkdir()
+    second = _small_corpus(ewt_dev, tmp_path / "b", sizes[1])
+    loads: list[int] = []
+    real_load = StaticEncoder._load
+    monkeypatch.setattr(StaticEncoder, "_load", lambda self: (loads.append(1), real_load(self)))
+    return first, second, loads
+
+
 def test_loaded_encoders_load_each_encoder_once_for_a_loop_of_files(ewt_dev, tmp_path,
                                                                     monkeypatch):
-    first = _small_corpus(ewt_dev, tmp_path, 40)
-    (tmp_path / "b").mkdir()
-    second = _small_corpus(ewt_dev, tmp_path / "b", 70)
-    loads: list[str] = []
-    real_load = StaticEncoder._load
-
-    def counted(self):
-        loads.append(str(self.path))
-        real_load(self)
-
-    monkeypatch.setattr(StaticEncoder, "_load", counted)
+    first, second, loads = _two_corpora_counting_loads(ewt_dev, tmp_path, monkeypatch, (40, 70))
     held = reps.LoadedEncoders()
     got = [reps.encode_corpus("glove-6b-50d", f, encoders=held) for f in (first, second)]
     assert len(loads) == 1  # one instance served both files
@@ -270,12 +271,7 @@ def test_loaded_encoders_load_each_encoder_once_for_a_loop_of_files(ewt_dev, tmp
 
 def test_synrob_encode_loads_the_encoder_once_for_all_inputs(cli, ewt_dev, tmp_path,
                                                              monkeypatch):
-    first = _small_corpus(ewt_dev, tmp_path, 30)
-    (tmp_path / "b").mkdir()
-    second = _small_corpus(ewt_dev, tmp_path / "b", 50)
-    loads: list[int] = []
-    real_load = StaticEncoder._load
-    monkeypatch.setattr(StaticEncoder, "_load", lambda self: (loads.append(1), real_load(self)))
+    first, second, loads = _two_corpora_counting_loads(ewt_dev, tmp_path, monkeypatch, (30, 50))
     res = cli(["encode", "--encoder", "glove-6b-50d", str(first), str(second)])
     assert res.exit_code == 0, res.stderr
     got = [json.loads(line) for line in res.stdout.splitlines()]
