@@ -36,8 +36,9 @@ from synrob.perturb.base import create_perturber
 from synrob.perturb.data import resolve_input, resolve_one
 from synrob.perturb.errors import ParameterError, SynrobError
 
-__all__ = ["resolve_one", "perturbed_file", "perturbed_files", "perturber_info", "content_hash", "content_key",
-           "content_keys", "key_components", "provenance_of", "utc_now", "RACY_SECONDS"]
+__all__ = ["resolve_one", "perturbed_file", "perturbed_files", "perturber_info", "content_hash",
+           "content_key", "content_keys", "key_components", "provenance_of", "utc_now",
+           "RACY_SECONDS"]
 
 #: A file whose mtime is this close to the moment it was hashed is not memoised.
 RACY_SECONDS = 2.0
