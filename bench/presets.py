@@ -7,8 +7,12 @@ in a child process. Cold: every child gets its own empty ``SYNROB_CACHE`` (no ca
 representations, gold trees or perturbations; models are read from where they are installed),
 removed after it unless ``--keep-caches``; ``--warm`` shares this shell's cache instead;
 ``--seed-cache DIR`` copies DIR into each cold cache first (a pseudoword lexicon built
-elsewhere, for a machine that lacks WordNet, wordfreq and spaCy), and the table says so. Each
-child's stderr is kept in ``OUT/K.stderr``. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
+elsewhere, for a machine that lacks WordNet, wordfreq and spaCy), and the table says so. A
+lexicon's file name holds a fingerprint of the resources that built it: put it in
+``DIR/pseudowords/`` under the name that
+``python -c "from synrob.perturb.pseudowords import lexicon_path; print(lexicon_path(0, 8000).name)"``
+prints on the machine that runs the presets, or it is not found there. Each child's stderr is
+kept in ``OUT/K.stderr``. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
 
 * ``K_seconds``: the child's wall time (process start to exit);
 * ``K_stage_S_seconds`` for each stage ``S`` the runner recorded (``perturbation``,
