@@ -103,17 +103,20 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
                      progress: Callable[..., Any] | None = None) -> FeatureSource:
     """Feature source backed by the representation cache (each file encoded once).
 
-    The returned callable also has ``.layers(path) -> list[int]``: the layers encoded; its
-    optional third argument ``sentences`` reads only a file's first sentences (a training cut).
+    The returned callable also has ``.layers(path) -> list[int]``: the layers encoded, and
+    ``.encode(path, encoders=None)``: the file's cache entry, made now if absent (a
+    :class:`~synrob.probe.representations.LoadedEncoders` shared by a loop of files loads the
+    encoder once); its optional third argument ``sentences`` reads only a file's first
+    sentences (a training cut).
     """
     from .representations import encode_corpus
 
     sets: dict[str, Any] = {}
 
-    def representation(path: str) -> Any:
+    def representation(path: str, encoders: Any = None) -> Any:
         if path not in sets:
             sets[path] = encode_corpus(encoder, path, layers=layers, device=device, dtype=dtype,
-                                       params=params, progress=progress)
+                                       params=params, progress=progress, encoders=encoders)
         return sets[path]
 
     def source(path: str, layer: int, sentences: int | None = None) -> Features:
@@ -129,6 +132,7 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
         return Features(np.asarray(matrix, dtype=np.float32), np.asarray(offsets, dtype=np.int64))
 
     source.layers = lambda path: list(representation(path).layers)  # type: ignore[attr-defined]
+    source.encode = representation  # type: ignore[attr-defined]
     return source
 
 

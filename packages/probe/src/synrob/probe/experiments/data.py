@@ -194,9 +194,11 @@ def perturbed_files(jobs: Sequence[PerturbJob], workers: int = 1, *,
     built yet, if their sources hold ``min_bytes`` or more, are built in that many spawned
     processes at once. Each file depends only on its own recipe (source, perturber, seed),
     so the files are the same either way."""
+    if workers < 2 or len(jobs) < 2:
+        return [perturbed_file(**j) for j in jobs]
     todo = [j for j in jobs if _perturbed_target(**_target_args(j))[4] is None]
     size = sum(resolve_one(j["source"]).stat().st_size for j in todo)
-    if workers > 1 and len(todo) > 1 and size >= min_bytes:
+    if len(todo) > 1 and size >= min_bytes:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -211,8 +213,13 @@ def _build_job(job: PerturbJob) -> Path:
 
 
 def _target_args(job: PerturbJob) -> dict[str, Any]:
-    """``job`` with :func:`perturbed_file`'s defaults filled in (for :func:`_perturbed_target`)."""
-    return {"variants": 1, "fmt": "conllu", "max_sentences": None, "lang": "en", **job}
+    """``job`` with :func:`perturbed_file`'s defaults filled in (for :func:`_perturbed_target`),
+    read from its signature."""
+    import inspect
+
+    bound = inspect.signature(perturbed_file).bind(**job)
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def _with_reference(kind: str, params: dict[str, Any] | None, src: Path, lang: str

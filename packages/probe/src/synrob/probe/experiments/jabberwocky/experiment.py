@@ -194,19 +194,18 @@ class JabberwockyExperiment(Experiment):
     # ------------------------------------------------------------------ protocol
     def prepare(self, ctx: Context) -> None:
         """Build the Jabberwocky files of every draw, then encode every file with every encoder."""
+        from synrob.probe.representations import LoadedEncoders
+
         self._check()
         with ctx.stage("perturbation"):
             files = self._files(ctx)
-        from synrob.probe.representations import LoadedEncoders, encode_corpus
-
         paths = [*files["clean"].values(), *(p for d in files["draws"] for p in d.values())]
         jobs = [(e, p) for e in self._encoders() for p in paths]
         items = ctx.progress(jobs, "encoding", total=len(jobs)) if ctx.progress else jobs
         held = LoadedEncoders()  # each encoder loads once for all files
         with ctx.stage("encoding"):
-            for enc, path in items:  # the entries that _features reads in the runs
-                encode_corpus(enc["encoder"], path, layers="all", device=ctx.device,
-                              params=enc["params"], encoders=held)
+            for enc, path in items:
+                _features(enc["encoder"], enc["params"], ctx.device).encode(path, held)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
         self._check()
