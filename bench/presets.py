@@ -74,6 +74,8 @@ def main() -> None:
     out = args.out or Path(tempfile.mkdtemp(prefix="synrob-presets-"))
     if out.exists() and not out.is_dir():
         sys.exit(f"{out}: not a directory (--out takes a directory)")
+    if args.seed_cache is not None and not args.seed_cache.is_dir():
+        sys.exit(f"{args.seed_cache}: not a directory (--seed-cache takes a directory)")
     out.mkdir(parents=True, exist_ok=True)
     device = _device_name(args.device)
     print(f"device: {device}")

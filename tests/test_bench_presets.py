@@ -76,3 +76,12 @@ def test_seed_cache_fills_each_cold_cache_and_the_table_says_so(tmp_path: Path) 
     assert "cold caches seeded with pseudowords" in table and "synrob abc1234" in table
     log = (out / "no-such-experiment-default.stderr").read_text()
     assert "no-such-experiment" in log  # the child's stderr is kept
+
+
+def test_seed_cache_that_is_no_directory_is_one_line(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "presets.py"), "--out",
+                          str(tmp_path / "out"), "--seed-cache", str(tmp_path / "missing"),
+                          "--experiments", "jabberwocky:demo"], capture_output=True, text=True)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.strip() == f"{tmp_path / 'missing'}: not a directory (--seed-cache takes a directory)"
+    assert not list((tmp_path / "out").glob("synrob-cache-*"))  # nothing ran
