@@ -345,3 +345,34 @@ def test_probe_training_runs_on_the_clock() -> None:
     log = fit(probe, module, make_batches(feats, "tag", targets),
               make_batches(feats, "tag", targets))
     assert TRAINING.seconds - before == pytest.approx(log.seconds)
+
+
+class SeesThreads(ChangeRate):
+    """Each run's row is the number of torch threads it ran with."""
+
+    name = "test-sees-threads"
+
+    def execute(self, spec, ctx):
+        import torch
+
+        return [{"perturbation": spec.key["kind"], "metric": "threads",
+                 "value": float(torch.get_num_threads())}]
+
+
+def test_each_run_gets_its_share_of_the_cores(tmp_path: Path, monkeypatch) -> None:
+    """One local worker: the run has every thread of the driver (jabberwocky's runs had one,
+    leaving the other cores idle); a pool of N: cpu_count // N each; dask and ray: one (a task
+    per CPU there). The driver's own setting is restored after each run."""
+    import torch
+    from synrob.probe.experiments.backends import execute_run
+    from synrob.probe.experiments.base import Context, run_threads
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert [run_threads("local", w) for w in (1, 2, 3, 8, 32)] == [0, 8, 5, 2, 1]
+    assert run_threads("dask", 4) == run_threads("ray", 1) == 1
+    before = torch.get_num_threads()
+    rows, _, _ = execute_run(SeesThreads(), RunSpec({"kind": "flip"}),
+                             Context(tmp_path, threads=1))
+    assert rows[0]["value"] == 1.0 and torch.get_num_threads() == before
+    res = run_experiment(SeesThreads(kinds="flip"), tmp_path / "one")  # workers=1: all of them
+    assert res.rows[0]["value"] == float(before)

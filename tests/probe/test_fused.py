@@ -252,3 +252,23 @@ def test_cli_layer_all_fused_equals_no_fuse(cli, tmp_path, task, extra):
     assert len(outs[0]["layers"]) == 7
     assert outs[0] == outs[1]
     assert weights[0] == weights[1]
+
+
+@pytest.mark.parametrize("kind", ["distance", "tag", "sentence"])
+@pytest.mark.parametrize("dtype", [None, torch.bfloat16])
+def test_stacked_tables_are_each_layers_own_table(corpora, kind, dtype):
+    # make_layer_batches writes each layer straight into the stack (no float32 copy of the
+    # whole table first): the rows, the zero padding row and the batches are make_batches'
+    train, _ = corpora
+    stack = make_layer_batches(iter(train["layers"]), kind, train[kind], batch_size=8,
+                               n_layers=N_LAYERS, dtype=dtype)
+    for layer in range(N_LAYERS):
+        alone = make_batches(train["layers"][layer], kind, train[kind], batch_size=8, dtype=dtype)
+        assert stack.table[layer].dtype == alone.table.dtype == (dtype or torch.float32)
+        assert torch.equal(stack.table[layer], alone.table)
+        for a, b in zip(stack.batches, alone.batches, strict=True):
+            assert torch.equal(a.index, b.index) and (a.ids == b.ids).all()
+    if kind != "sentence":
+        assert not stack.table[:, -1].any()  # the padding row
+    with pytest.raises(ValueError, match="more than 2 layers"):
+        make_layer_batches(iter(train["layers"]), kind, train[kind], n_layers=2)

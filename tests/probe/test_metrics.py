@@ -283,3 +283,40 @@ def test_dspr_columns_batched_by_length_equal_sentence_by_sentence() -> None:
         assert lengths[i] == n
         assert (np.isnan(alone) and np.isnan(values[i])) or alone == values[i]
 
+
+
+def test_distance_scores_count_the_trees_of_mst_edges_sentence_by_sentence():
+    rng = np.random.default_rng(11)
+    from synrob.perturb.tree import distances
+
+    preds, golds, kept, every, puncts = [], [], [], [], []
+    for n in rng.integers(1, 60, size=150).tolist():
+        heads = [0] + [int(rng.integers(1, i + 1)) for i in range(1, n)]
+        gold = np.asarray(distances(heads), dtype=float)
+        pred = np.rint(gold + rng.normal(0, 1.0, (n, n)))  # integer: ties everywhere
+        pred = np.minimum(pred, pred.T)
+        np.fill_diagonal(pred, 0.0)
+        punct = rng.random(n) < 0.15
+        preds.append(pred)
+        golds.append(gold)
+        puncts.append(punct)
+        kept.append(metrics.gold_edges(heads, gold, ~punct))
+        every.append(metrics.gold_edges(heads))
+    got = metrics.distance_scores(preds, golds, kept, every, puncts)
+    right = [len(kept[i] & metrics.mst_edges(p, ~puncts[i])) for i, p in enumerate(preds)]
+    right_punct = [len(every[i] & metrics.mst_edges(p)) for i, p in enumerate(preds)]
+    assert got.right.tolist() == right and got.right_punct.tolist() == right_punct
+    assert got.corpus()["uuas"] == metrics.uuas(preds, _heads_of(golds), puncts, golds)
+
+
+def _heads_of(golds):
+    """Heads (1-based, 0 root) of gold distance matrices: word 0 is the root of these trees."""
+    out = []
+    for g in golds:
+        n = g.shape[0]
+        heads = [0] * n
+        for i in range(1, n):
+            # the parent is the neighbour one step closer to word 0
+            heads[i] = int(np.flatnonzero((g[i] == 1) & (g[0] == g[0, i] - 1))[0]) + 1
+        out.append(heads)
+    return out

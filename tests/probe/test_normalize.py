@@ -33,6 +33,17 @@ def _plant(feats: Features) -> Features:
     return Features(m, feats.offsets)
 
 
+def test_row_norms_are_numpys_norms_chunk_by_chunk():
+    # the norms choose the normalisation and scale the vectors: they must not move a bit
+    rng = np.random.default_rng(4)
+    m = (rng.standard_normal((20_001, 40)) * rng.uniform(1e-3, 1e3, (20_001, 1)))
+    for mat in (m.astype(np.float32), m.astype(np.float16), m.astype(np.float32)[:0]):
+        want = np.linalg.norm(np.asarray(mat, dtype=np.float32), axis=1)
+        for chunk in (1, 7, 8192, 50_000):
+            got = normalize.row_norms(mat, chunk)
+            assert got.dtype == np.float32 and np.array_equal(got, want)
+
+
 def test_fit_norm_leaves_ordinary_vectors_alone_and_scales_massive_ones():
     rng = np.random.default_rng(0)
     feats = Features(rng.normal(size=(500, 16)).astype(np.float32), np.array([0, 200, 500]))

@@ -15,6 +15,7 @@ result equals :func:`fit`'s on that layer alone (tests/probe/test_fused.py).
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -120,10 +121,21 @@ def make_batches(features: Features, kind: str, targets: Sequence[np.ndarray] | 
     The table is float32, or ``dtype`` (a torch dtype) when given."""
     import torch
 
+    table = torch.empty((_rows(features, kind), features.dim), dtype=dtype or torch.float32,
+                        device=device)
+    _fill_table(table, features, kind, pooling)
+    return BatchSet(table, _batches(features, kind, targets, batch_size, heads, device),
+                    features.n_sentences)
+
+
+def _batches(features: Features, kind: str, targets: Sequence[np.ndarray] | None,
+             batch_size: int, heads: Sequence[np.ndarray] | None, device: str) -> list[Batch]:
+    """:func:`make_batches`' batches of ``features`` (indices into its table, no vectors)."""
+    import torch
+
     n = features.n_sentences
     lengths = features.lengths
     order = np.argsort(lengths, kind="stable")
-    table = _table(features, kind, pooling).to(device, dtype)
     pad_row = int(features.offsets[-1])
     batches = []
     for start in range(0, n, batch_size):
@@ -148,18 +160,13 @@ def make_batches(features: Features, kind: str, targets: Sequence[np.ndarray] | 
             y=None if y is None else y.to(device),
             heads=[heads[s] for s in ids] if heads is not None else [],
         ))
-    return BatchSet(table, batches, n)
+    return batches
 
 
-def _table(features: Features, kind: str, pooling: str) -> torch.Tensor:
-    """The rows a batch indexes: pooled sentences (n_sentences, dim), or the words plus one
-    zero row for padding (total_words + 1, dim)."""
-    import torch
-
-    if kind == "sentence":
-        return torch.from_numpy(features.pooled(pooling))
-    mat = np.asarray(features.matrix, dtype=np.float32)
-    return torch.cat([torch.from_numpy(np.ascontiguousarray(mat)), torch.zeros(1, features.dim)])
+def _rows(features: Features, kind: str) -> int:
+    """Rows of a batch table: the pooled sentences (``sentence`` tasks), else the words plus
+    one zero row for padding."""
+    return features.n_sentences if kind == "sentence" else int(features.offsets[-1]) + 1
 
 
 @dataclass
@@ -202,20 +209,35 @@ def make_layer_batches(layers: Iterable[Features], kind: str,
 
     it = iter(layers)
     n = len(layers) if n_layers is None else n_layers  # type: ignore[arg-type]
-    first_feats = next(it)
-    first = make_batches(first_feats, kind, targets, batch_size=batch_size, heads=heads,
-                         pooling=pooling, device=device, dtype=dtype)
-    table = torch.empty((n, *first.table.shape), dtype=first.table.dtype, device=device)
-    table[0] = first.table
-    count = 1
-    for f in it:
-        if not np.array_equal(f.offsets, first_feats.offsets) or f.dim != first_feats.dim:
+    first = next(it)
+    batches = _batches(first, kind, targets, batch_size, heads, device)
+    table = torch.empty((n, _rows(first, kind), first.dim), dtype=dtype or torch.float32,
+                        device=device)
+    count = 0
+    for f in itertools.chain([first], it):
+        if not np.array_equal(f.offsets, first.offsets) or f.dim != first.dim:
             raise ValueError("make_layer_batches: the layers' sentences or dims differ")
-        table[count] = _table(f, kind, pooling).to(device, dtype)
+        if count == n:
+            raise ValueError(f"make_layer_batches: more than {n} layers")
+        _fill_table(table[count], f, kind, pooling)
         count += 1
     if count != n:
         raise ValueError(f"make_layer_batches: {count} layers, expected {n}")
-    return LayerBatches(table, first.batches, first.n_sentences)
+    return LayerBatches(table, batches, first.n_sentences)
+
+
+def _fill_table(out: torch.Tensor, features: Features, kind: str, pooling: str) -> None:
+    """Write a batch table into ``out`` (:func:`_rows`, dim), of any dtype and device: the
+    pooled sentences (``sentence`` tasks), else the words and a last zero row for padding. No
+    float32 copy of the whole table in between (the same values: one cast per element)."""
+    import torch
+
+    if kind == "sentence":
+        out.copy_(torch.from_numpy(features.pooled(pooling)))
+        return
+    mat = np.asarray(features.matrix, dtype=np.float32)
+    out[:-1].copy_(torch.from_numpy(np.ascontiguousarray(mat)))
+    out[-1].zero_()
 
 
 def _pad_targets(items: list[np.ndarray], kind: str, width: int) -> torch.Tensor:

@@ -15,7 +15,7 @@ from typing import Any
 
 from synrob.perturb.errors import ParameterError, ResourceError
 
-from .base import Context, Experiment, Row, RunSpec
+from .base import Context, Experiment, Row, RunSpec, run_threads, torch_threads
 
 __all__ = ["BACKENDS", "execute_run", "execute_runs"]
 
@@ -37,7 +37,8 @@ def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context
     from .runner import versions
 
     t0, trained = time.perf_counter(), TRAINING.seconds
-    rows = experiment.execute(spec, ctx)
+    with torch_threads(ctx.threads):  # the run's share of the cores (base.run_threads)
+        rows = experiment.execute(spec, ctx)
     seconds = time.perf_counter() - t0
     return rows, seconds, {"finished": utc_now(), "host": platform.node(), "versions": versions(),
                            "train_seconds": round(TRAINING.seconds - trained, 3)}
@@ -101,7 +102,7 @@ def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Con
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    threads = run_threads("local", workers)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_init_worker, initargs=(threads,)) as pool:
         futures = {pool.submit(_execute_pickled, payload): (run_id, spec)

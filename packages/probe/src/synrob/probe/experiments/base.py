@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,8 +41,8 @@ Row = dict[str, Any]
 #: an experiment's ``fuse_layers`` parameter
 FUSE_LAYERS = Param("fuse_layers", str, "auto",
                     "train the layers of a probe that can in one run (the same weights as one "
-                    "run per layer): true, false, or auto: where that is faster, on a GPU (on "
-                    "the CPU a run has one thread, where fusing gains nothing)",
+                    "run per layer): true, false, or auto: where that is faster for a run of "
+                    "one thread, i.e. on a GPU (so the runs do not depend on --workers)",
                     ("auto", "true", "false"))
 
 
@@ -103,6 +104,8 @@ class Context:
                                                            repr=False)
     #: Processes the driver may use to prepare (``--workers``; e.g. to build perturbed files).
     workers: int = 1
+    #: torch intra-op threads of each run (0: the process's own; :func:`run_threads`).
+    threads: int = 0
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -129,7 +132,35 @@ class Context:
 
     def for_worker(self) -> Context:
         """A picklable copy for a worker process (no progress callback)."""
-        return Context(self.outdir, self.device, self.seed, None, lang=self.lang)
+        return Context(self.outdir, self.device, self.seed, None, lang=self.lang,
+                       threads=self.threads)
+
+
+def run_threads(backend: str, workers: int) -> int:
+    """The torch threads each run gets (:attr:`Context.threads`), its share of the cores:
+    all of the driver's with one local worker (0: the process's own), ``cpu_count // workers``
+    in a local pool of ``workers`` processes, and 1 on dask and ray, whose workers run a task
+    per CPU (``threads_per_worker=1``, ``num_cpus=1``). A run's results do not depend on it:
+    the probes' products give the same bits on 1 and 2 threads (tests/probe/test_fused.py)."""
+    if backend != "local":
+        return 1
+    return 0 if workers <= 1 else max(1, (os.cpu_count() or 1) // workers)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block with ``n`` torch intra-op threads (``n <= 0``: unchanged), then restore."""
+    if n <= 0:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 #: The ``treebank`` parameter of the built-in studies: ``ud:NAME`` or a directory of

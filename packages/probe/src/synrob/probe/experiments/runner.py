@@ -37,7 +37,7 @@ from synrob.perturb.errors import ParameterError
 from ..html_report import write_report_html
 from ..representations import package_versions
 from .backends import execute_runs
-from .base import Context, Experiment, Row, RunSpec
+from .base import Context, Experiment, Row, RunSpec, run_threads
 from .data import content_keys, key_components, utc_now
 from .intervals import public
 from .report import write_csv
@@ -129,7 +129,8 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     lang_info = _start(out, experiment, lang, seed)
     runs_dir = out / "runs"
     ctx = Context(out, device=device, seed=seed, progress=progress, lang=lang_info["code"],
-                  on_stage=on_stage, workers=workers if backend == "local" else 1)
+                  on_stage=on_stage, workers=workers if backend == "local" else 1,
+                  threads=run_threads(backend, workers))
     t_prep = time.perf_counter()
     experiment.prepare(ctx)
     specs = list(experiment.plan(ctx))

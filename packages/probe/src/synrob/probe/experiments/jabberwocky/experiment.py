@@ -412,17 +412,10 @@ def _execute_behaviour(key: dict[str, Any], ctx: Context) -> list[Row]:
 
 
 def _execute_probe(key: dict[str, Any], ctx: Context) -> list[Row]:
-    """Train and score one probe on one thread: these small matmuls gain little from a second
-    thread and lose several-fold when cores are shared (measured: 31 s vs 112 s for two epochs
-    of the structural probe on 1,000 sentences, 2 busy cores); ``--workers`` parallelises."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _train_and_score(key, ctx)
-    finally:
-        torch.set_num_threads(threads)
+    """Train and score one probe, on the run's share of the cores (``ctx.threads``, set
+    around every run by :func:`..backends.execute_run`): all of them with one worker, one
+    each with ``--workers`` as many as the cores."""
+    return _train_and_score(key, ctx)
 
 
 def _identity(encoder: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:

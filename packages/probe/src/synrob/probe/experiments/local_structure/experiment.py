@@ -26,9 +26,7 @@ representation cache, so runs only read.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from statistics import fmean
 from typing import Any, ClassVar
@@ -37,7 +35,7 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
+from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, torch_threads
 from .data import PerturbedSet, SetFiles, build_set, grid
 
 __all__ = ["LocalStructure", "parse_models", "probe_rows", "structure_rows", "lm_rows"]
@@ -59,22 +57,6 @@ def parse_models(spec: str) -> list[tuple[str, int]]:
     if len(set(out)) != len(out):
         raise ParameterError(f"models: {spec!r} names one encoder:layer twice")
     return out
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` torch intra-op threads (``n <= 0``: unchanged), then restore."""
-    if n <= 0:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class LocalStructure(Experiment):

@@ -1,0 +1,61 @@
+"""Probe training gives the same bits on one torch thread and on two.
+
+Experiment runs take their share of the cores (``synrob.probe.experiments.base.run_threads``):
+a run alone trains on every core, a run beside others on one, and its results must not depend on
+which. Shapes are MiniLM's (dim 384, batches of 20 to 40 sentences of EWT-like lengths), where
+the CPU's matrix products split their work between threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
+from synrob.probe.training import Features, fit, make_batches
+
+DIM = 384
+
+
+def _data(kind: str, seed: int = 0) -> tuple[Features, list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(3, 45, 160)
+    feats = Features.from_sentences([rng.standard_normal((n, DIM)).astype(np.float32)
+                                     for n in lens])
+    if kind == "tag":
+        return feats, [rng.integers(0, 17, n) for n in lens]
+    i = [np.arange(n) for n in lens]
+    return feats, [np.abs(a[:, None] - a[None, :]).astype(np.float32) for a in i]
+
+
+def _train(probe_cls, kind: str, precision: str, threads: int) -> tuple[list[torch.Tensor], list]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        feats, targets = _data(kind)
+        probe = probe_cls(epochs=2, train_precision=precision)
+        dtype = torch.bfloat16 if precision == "bfloat16" else None
+        bs = probe.options["batch_size"]
+        train = make_batches(feats.head(120), kind, targets[:120], batch_size=bs, dtype=dtype)
+        dev = make_batches(Features(feats.matrix[int(feats.offsets[120]):],
+                                    feats.offsets[120:] - feats.offsets[120]),
+                           kind, targets[120:], batch_size=bs, dtype=dtype)
+        torch.manual_seed(0)
+        module = probe.build(DIM, 17, kind)
+        log = fit(probe, module, train, dev, seed=0)
+        return [p.detach().clone() for p in module.parameters()], log.dev_loss
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(("probe_cls", "kind", "precision"), [
+    (StructuralProbe, "distance", "float32"),
+    (StructuralProbe, "distance", "bfloat16"),
+    (PerceptronProbe, "distance", "float32"),
+    (LinearProbe, "tag", "float32"),
+])
+def test_training_gives_the_same_bits_on_one_and_two_threads(probe_cls, kind, precision):
+    w1, dev1 = _train(probe_cls, kind, precision, 1)
+    w2, dev2 = _train(probe_cls, kind, precision, 2)
+    assert dev1 == dev2
+    assert all(torch.equal(a, b) for a, b in zip(w1, w2, strict=True))
