@@ -272,3 +272,23 @@ def test_stacked_tables_are_each_layers_own_table(corpora, kind, dtype):
         assert not stack.table[:, -1].any()  # the padding row
     with pytest.raises(ValueError, match="more than 2 layers"):
         make_layer_batches(iter(train["layers"]), kind, train[kind], n_layers=2)
+
+
+def test_epoch_loss_sums_stay_on_the_device_and_give_pythons_bits():
+    # the epoch's mean loss is summed as float64 tensors (no host sync per step on a GPU):
+    # the same bits as adding float(loss) * sentences in Python, as training did before
+    from synrob.probe.training import _LossSum
+
+    rng = np.random.default_rng(9)
+    for layers in (None, 3):
+        shape = () if layers is None else (layers,)
+        acc, want, weight = _LossSum(), np.zeros(layers or 1).tolist(), 0.0
+        for _ in range(500):
+            loss = torch.from_numpy(rng.gamma(2.0, 3.0, shape).astype(np.float32))
+            n = int(rng.integers(1, 41))
+            acc.add(loss, n)
+            for j, v in enumerate(loss.reshape(-1).tolist()):
+                want[j] += v * n
+            weight += n
+        assert acc.means(layers or 1) == [w / weight for w in want]
+    assert _LossSum().means(2) == [0.0, 0.0]

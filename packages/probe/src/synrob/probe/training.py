@@ -301,15 +301,37 @@ class _EarlyStop:
         self.module.eval()
 
 
+class _LossSum:
+    """The sentence-weighted mean of an epoch's batch losses, summed where the losses are
+    (float64, a GPU's memory), so a step never waits for the device to hand its loss to
+    Python. The arithmetic is Python's float arithmetic op for op (``float(loss) * n`` added
+    to a float), so the means are the same bits as summing ``float(loss)`` per step."""
+
+    def __init__(self) -> None:
+        self.total: torch.Tensor | None = None
+        self.weight = 0.0
+
+    def add(self, loss: torch.Tensor, sentences: int) -> None:
+        """Add a batch's loss (a scalar, or one per layer (n,)) of ``sentences`` sentences."""
+        term = loss.detach().double() * sentences
+        self.total = term if self.total is None else self.total + term
+        self.weight += sentences
+
+    def means(self, n: int = 1) -> list[float]:
+        """The mean (one per layer of ``n``); 0 for an epoch without batches."""
+        if self.total is None:
+            return [0.0] * n
+        return [t / max(self.weight, 1.0) for t in self.total.reshape(-1).tolist()]
+
+
 def _dev_loss(probe: Probe, module: torch.nn.Module, data: BatchSet) -> float:
     import torch
 
-    total = weight = 0.0
+    acc = _LossSum()
     with torch.no_grad(), autocast(probe.options["train_precision"], data.table.device):
         for b in data.batches:
-            total += float(probe.loss(module, data.x(b), b)) * len(b.ids)
-            weight += len(b.ids)
-    return total / max(weight, 1.0)
+            acc.add(probe.loss(module, data.x(b), b), len(b.ids))
+    return acc.means()[0]
 
 
 def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *, seed: int = 0,
@@ -331,7 +353,7 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
     t0 = time.perf_counter()
     for epoch in range(opts["epochs"]):
         module.train()
-        total = weight = 0.0
+        acc = _LossSum()
         for k in rng.permutation(len(train.batches)):
             b = train.batches[k]
             optim.zero_grad()
@@ -340,11 +362,10 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
             if loss.requires_grad:
                 loss.backward()
                 optim.step()
-            total += float(loss.detach()) * len(b.ids)
-            weight += len(b.ids)
+            acc.add(loss, len(b.ids))
         module.eval()
         dev_loss = _dev_loss(probe, module, dev)
-        log.train_loss.append(total / max(weight, 1.0))
+        log.train_loss.append(acc.means()[0])
         log.dev_loss.append(dev_loss)
         log.lr.append(optim.lr)
         if on_epoch is not None:
@@ -363,15 +384,11 @@ def _dev_losses(probe: Probe, modules: Sequence[torch.nn.Module], data: LayerBat
     """:func:`_dev_loss` of each module, the modules reading the layers ``layers``."""
     import torch
 
-    totals = [0.0] * len(modules)
-    weight = 0.0
+    acc = _LossSum()
     with torch.no_grad(), autocast(probe.options["train_precision"], data.table.device):
         for b in data.batches:
-            losses = probe.fused_loss(modules, data.x(b, layers), b).tolist()
-            for j, v in enumerate(losses):
-                totals[j] += v * len(b.ids)
-            weight += len(b.ids)
-    return [t / max(weight, 1.0) for t in totals]
+            acc.add(probe.fused_loss(modules, data.x(b, layers), b), len(b.ids))
+    return acc.means(len(modules))
 
 
 def fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBatches,
@@ -417,8 +434,7 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
         index = torch.tensor(active, dtype=torch.long, device=device)
         for m in act:
             m.train()
-        totals = [0.0] * len(active)
-        weight = 0.0
+        acc = _LossSum()
         for k in rng.permutation(len(train.batches)):
             b = train.batches[k]
             for i in active:
@@ -429,16 +445,15 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
                 losses.sum().backward()  # each layer's gradient is its own loss's
                 for i in active:
                     optims[i].step()
-            for j, v in enumerate(losses.detach().tolist()):
-                totals[j] += v * len(b.ids)
-            weight += len(b.ids)
+            acc.add(losses, len(b.ids))
         for m in act:
             m.eval()
         dev_losses = _dev_losses(probe, act, dev, index)
+        totals = acc.means(len(active))
         still = []
         for j, i in enumerate(active):
             log, dev_loss = logs[i], dev_losses[j]
-            log.train_loss.append(totals[j] / max(weight, 1.0))
+            log.train_loss.append(totals[j])
             log.dev_loss.append(dev_loss)
             log.lr.append(optims[i].lr)
             if not stops[i].update(epoch, dev_loss, log):
