@@ -20,9 +20,11 @@ faster here. The best, not the median: on a shared machine the rate measured aft
 fell to 101 GFLOP/s in one measurement and was 171 in the one before (2026-11-27), and a
 median taken in a busy minute would lower the bar. ``runs_seconds_sum`` adds the runs' own
 ``seconds`` (with ``--workers N`` they overlapped, so it is not the wall time).
-``runs_over_floor`` is ``runs_seconds_sum`` over ``flop_floor_s``: with ``--workers N`` of one
-thread each, a run's products go at about 1/N of the N-thread rate, so this ratio cannot go
-below about N even for runs that do nothing but the counted products. ``runs_wall_over_floor``
+``runs_over_floor`` is ``runs_seconds_sum`` over ``flop_floor_s``: with ``--workers N`` each
+run has 1/N of the cores (``synrob.probe.experiments.base.run_threads``), its products go at
+about 1/N of the N-thread rate, so this ratio cannot go below about N even for runs that do
+nothing but the counted products; with one worker (the default) the runs do not overlap, have
+every core, and the ratio is ``runs_wall_over_floor``. ``runs_wall_over_floor``
 is the ``runs`` stage's wall time (``results.json``, printed as ``runs_wall_s``) over the floor:
 the whole machine's time against the whole machine's floor. A run that trained on the
 first ``train_sentences`` sentences (its key) is counted on those only.

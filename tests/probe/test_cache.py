@@ -276,3 +276,26 @@ def test_synrob_encode_loads_the_encoder_once_for_all_inputs(cli, ewt_dev, tmp_p
     assert res.exit_code == 0, res.stderr
     got = [json.loads(line) for line in res.stdout.splitlines()]
     assert [g["sentences"] for g in got] == [30, 50] and len(loads) == 1
+
+
+def test_float32_rows_are_numpys_conversion_of_a_read_only_float16_memmap(tmp_path):
+    # layers are read from the cache's float16 memmaps through torch's threads: the same
+    # values, a writable float32 array, and no warning about the memmap being read-only
+    import warnings
+
+    from synrob.probe.probing import float32_rows
+
+    rng = np.random.default_rng(2)
+    values = (rng.standard_normal((3001, 24)) * 50).astype(np.float16)
+    values[0, :3] = [np.inf, -np.inf, np.nan]
+    np.save(tmp_path / "m.npy", values)
+    mapped = np.load(tmp_path / "m.npy", mmap_mode="r")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for m in (mapped, mapped[:1000], mapped[:0], values.astype(np.float32)):
+            got = float32_rows(m)
+            want = np.asarray(m, dtype=np.float32)
+            assert got.dtype == np.float32 and got.shape == want.shape
+            assert np.array_equal(got, want, equal_nan=True)
+            if m.dtype == np.float16:
+                assert got.flags.writeable
