@@ -376,3 +376,5 @@ def test_each_run_gets_its_share_of_the_cores(tmp_path: Path, monkeypatch) -> No
     assert rows[0]["value"] == 1.0 and torch.get_num_threads() == before
     res = run_experiment(SeesThreads(kinds="flip"), tmp_path / "one")  # workers=1: all of them
     assert res.rows[0]["value"] == float(before)
+    alone = run_experiment(SeesThreads(kinds="flip"), tmp_path / "alone", workers=8)
+    assert alone.rows[0]["value"] == float(before)  # a single run executes here, with all

@@ -8,6 +8,7 @@ engine), so results are identical whichever runs them; only the driver writes ru
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -95,9 +96,10 @@ def execute_runs(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ct
 
 def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,
            on_done: OnDone, workers: int) -> None:
-    if workers == 1 or len(todo) == 1:
+    if workers == 1 or len(todo) == 1:  # one run at a time here: each has all the threads
+        here = dataclasses.replace(ctx, threads=0)
         for run_id, spec in todo:
-            on_done(run_id, spec, *execute_run(experiment, spec, ctx))
+            on_done(run_id, spec, *execute_run(experiment, spec, here))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed

@@ -138,9 +138,10 @@ class Context:
 
 def run_threads(backend: str, workers: int) -> int:
     """The torch threads each run gets (:attr:`Context.threads`), its share of the cores:
-    all of the driver's with one local worker (0: the process's own), ``cpu_count // workers``
-    in a local pool of ``workers`` processes, and 1 on dask and ray, whose workers run a task
-    per CPU (``threads_per_worker=1``, ``num_cpus=1``). A run's results do not depend on it:
+    all of the driver's with one local worker (0: the process's own; also when a local grid
+    has a single run to execute), ``cpu_count // workers`` in a local pool of ``workers``
+    processes, and 1 on dask and ray, whose workers run a task per CPU
+    (``threads_per_worker=1``, ``num_cpus=1``). A run's results do not depend on it:
     the probes' products give the same bits on 1 and 2 threads (tests/probe/test_fused.py)."""
     if backend != "local":
         return 1
