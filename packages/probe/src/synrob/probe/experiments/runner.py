@@ -109,6 +109,18 @@ def _check_outdir(outdir: Path, experiment: Experiment) -> None:
                                  f"{experiment.name!r}; choose another --out")
 
 
+def _check_unique(experiment: Experiment, ids: list[str], specs: list[RunSpec]) -> None:
+    """Refuse a grid two of whose runs have one content key (so one run id)."""
+    first: dict[str, RunSpec] = {}
+    for i, spec in zip(ids, specs, strict=True):
+        if i in first:
+            raise ParameterError(
+                f"experiment {experiment.name}: runs {first[i].label or first[i].key!r} and "
+                f"{spec.label or spec.key!r} of the grid have one content key (the same "
+                "inputs, by content, and the same settings)")
+        first[i] = spec
+
+
 def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
                    device: str = "auto", backend: str = "local", workers: int = 1,
                    address: str | None = None, force: bool = False,
@@ -137,15 +149,7 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     ckeys = content_keys([s.key for s in specs], ctx.data_dir)
     ids = [RunSpec(ck).run_id(experiment.name, experiment.version + f"/seed={seed}")
            for ck in ckeys]
-    if len(set(ids)) != len(ids):
-        first: dict[str, RunSpec] = {}
-        for i, spec in zip(ids, specs, strict=True):
-            if i in first:
-                raise ParameterError(
-                    f"experiment {experiment.name}: runs {first[i].label or first[i].key!r} and "
-                    f"{spec.label or spec.key!r} of the grid have one content key (the same "
-                    "inputs, by content, and the same settings)")
-            first[i] = spec
+    _check_unique(experiment, ids, specs)
     ckey_of = dict(zip(ids, ckeys, strict=True))
     todo = [(i, s) for i, s in zip(ids, specs, strict=True)
             if force or not (runs_dir / f"{i}.json").exists()]
