@@ -142,7 +142,7 @@ def run_threads(backend: str, workers: int) -> int:
     has a single run to execute), ``cpu_count // workers`` in a local pool of ``workers``
     processes, and 1 on dask and ray, whose workers run a task per CPU
     (``threads_per_worker=1``, ``num_cpus=1``). A run's results do not depend on it:
-    the probes' products give the same bits on 1 and 2 threads (tests/probe/test_fused.py)."""
+    the probes' training gives the same bits on 1 and 2 threads (tests/probe/test_threads.py)."""
     if backend != "local":
         return 1
     return 0 if workers <= 1 else max(1, (os.cpu_count() or 1) // workers)
