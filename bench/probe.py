@@ -19,7 +19,8 @@ Then (unless ``--no-fused-layers``) the same probe on all 7 MiniLM layers throug
 ``run_probe``, once one layer after the other (``fuse=False``) and once all layers in one pass
 (``fuse=True``, :func:`synrob.probe.training.fit_layers`), each saved to a scratch directory:
 ``--fused-probe perceptron`` compares the perceptron probe (task ``parse``) instead of the
-structural one; ``--threads 1`` measures what an experiment's one-thread worker sees.
+structural one; ``--threads 1`` measures what an experiment's run sees with ``--workers``
+as many as the cores (with one worker a run has every core: the default ``--threads 2``).
 ``fused_layers_speedup`` is the one-by-one wall time over the fused one (training plus dev and
 test scoring of every layer, the same work in both), ``fused_layers_train_speedup`` the same for
 training alone, and ``fused_layers_identical`` says whether every layer's dev and test metrics,
