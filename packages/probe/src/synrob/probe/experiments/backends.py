@@ -16,7 +16,8 @@ from typing import Any
 
 from synrob.perturb.errors import ParameterError, ResourceError
 
-from .base import Context, Experiment, Row, RunSpec, run_threads, torch_threads
+from ..threads import torch_threads
+from .base import Context, Experiment, Row, RunSpec, run_threads
 
 __all__ = ["BACKENDS", "execute_run", "execute_runs"]
 

@@ -148,22 +148,6 @@ def run_threads(backend: str, workers: int) -> int:
     return 0 if workers <= 1 else max(1, (os.cpu_count() or 1) // workers)
 
 
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` torch intra-op threads (``n <= 0``: unchanged), then restore."""
-    if n <= 0:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 #: The ``treebank`` parameter of the built-in studies: ``ud:NAME`` or a directory of
 #: ``NAME-ud-{train,dev,test}.conllu`` files sets ``train``, ``dev`` and ``test`` at once.
 TREEBANK_SPLITS = Param("treebank", str, "", "shortcut for train, dev and test: ud:NAME (e.g. "

@@ -12,14 +12,15 @@ only conditions the optimisation). Everything is deterministic given ``seed``.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from synrob.perturb.errors import ParameterError
+
+from ..threads import torch_threads
 
 __all__ = ["CLASSIFIERS", "ClassifierResult", "TrainConfig", "fit_select", "grid", "encode_labels",
            "accuracy"]
@@ -80,20 +81,6 @@ def grid(classifier: str, overrides: dict[str, Sequence[Any]] | None = None
     names = sorted(axes)
     return [dict(zip(names, combo, strict=True))
             for combo in itertools.product(*(axes[n] for n in names))]
-
-
-@contextlib.contextmanager
-def _threads(n: int) -> Iterator[None]:
-    """Run with ``n`` torch threads, then restore the previous setting (0: leave as is)."""
-    import torch
-
-    before = torch.get_num_threads()
-    if n > 0:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _module(classifier: str, dim: int, n_classes: int, point: dict[str, Any]) -> Any:
@@ -215,7 +202,7 @@ def fit_select(classifier: str, x_train: np.ndarray, y_train: np.ndarray, x_dev:
     best: tuple[float, int, Any, int] | None = None
     tried: list[dict[str, Any]] = []
     for i, point in enumerate(points):
-        with _threads(cfg.threads):
+        with torch_threads(cfg.threads):
             if classifier == "logreg":
                 module, dev_acc, epochs = _train_logreg(point, x_tr, y_tr, x_va, y_dev,
                                                         n_classes, cfg)

@@ -35,7 +35,8 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, torch_threads
+from ...threads import torch_threads
+from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 from .data import PerturbedSet, SetFiles, build_set, grid
 
 __all__ = ["LocalStructure", "parse_models", "probe_rows", "structure_rows", "lm_rows"]
