@@ -246,6 +246,16 @@ def test_cli_errors(cli, registered: None, tmp_path: Path) -> None:
     assert "Traceback" not in res.stderr
     res = cli(["run", "test-change-rate", "--backend", "spark", "-o", tmp_path / "y"])
     assert res.exit_code == 1 and "unknown backend 'spark'" in res.stderr
+    res = cli(["run", "test-change-rate", "--workers", "0", "-o", tmp_path / "w"])
+    assert res.exit_code == 1 and res.stderr.strip().splitlines()[-1] == (
+        "synrob: error: --workers must be at least 1, got 0")
+    assert not (tmp_path / "w").exists()  # refused before any work
+    victim = tmp_path / "input.conllu"
+    victim.write_text("# text = a\n1\ta\n\n", encoding="utf-8")
+    res = cli(["run", "test-change-rate", "-o", victim])
+    assert res.exit_code == 1 and res.stderr.strip().splitlines()[-1] == (
+        f"synrob: error: {victim}: not a directory (--out takes a directory)")
+    assert victim.read_text(encoding="utf-8") == "# text = a\n1\ta\n\n"
 
 
 @pytest.mark.slow

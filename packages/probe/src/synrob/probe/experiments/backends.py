@@ -19,7 +19,7 @@ from synrob.perturb.errors import ParameterError, ResourceError
 from ..threads import torch_threads
 from .base import Context, Experiment, Row, RunSpec, run_threads
 
-__all__ = ["BACKENDS", "execute_run", "execute_runs"]
+__all__ = ["BACKENDS", "check_workers", "execute_run", "execute_runs"]
 
 BACKENDS = ("local", "ray", "dask")
 
@@ -83,8 +83,7 @@ def execute_runs(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ct
     """Execute every ``(run id, spec)`` on ``backend``; ``on_done`` receives each result."""
     if backend not in BACKENDS:
         raise ParameterError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
-    if workers < 1:
-        raise ParameterError(f"--workers must be at least 1, got {workers}")
+    check_workers(workers)
     if not todo:
         return
     if backend == "local":
@@ -93,6 +92,12 @@ def execute_runs(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ct
         _dask(experiment, todo, ctx, on_done, workers, address)
     else:
         _ray(experiment, todo, ctx, on_done, workers, address)
+
+
+def check_workers(workers: int) -> None:
+    """Refuse fewer than one worker (before any work: the runner checks it first)."""
+    if workers < 1:
+        raise ParameterError(f"--workers must be at least 1, got {workers}")
 
 
 def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,

@@ -36,7 +36,7 @@ from synrob.perturb.errors import ParameterError
 
 from ..html_report import write_report_html
 from ..representations import package_versions
-from .backends import execute_runs
+from .backends import check_workers, execute_runs
 from .base import Context, Experiment, Row, RunSpec, run_threads
 from .data import content_keys, key_components, utc_now
 from .intervals import public
@@ -98,6 +98,8 @@ def _write_json(path: Path, obj: Any) -> None:
 
 
 def _check_outdir(outdir: Path, experiment: Experiment) -> None:
+    if outdir.exists() and not outdir.is_dir():  # e.g. -o onto an input file: left alone
+        raise ParameterError(f"{outdir}: not a directory (--out takes a directory)")
     meta = outdir / "experiment.json"
     if meta.exists():
         try:
@@ -136,8 +138,8 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     process as each run is saved.
     """
     t0 = time.perf_counter()
+    check_workers(workers)
     out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
     lang_info = _start(out, experiment, lang, seed)
     runs_dir = out / "runs"
     ctx = Context(out, device=device, seed=seed, progress=progress, lang=lang_info["code"],
@@ -210,8 +212,10 @@ def run_time(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _start(out: Path, experiment: Experiment, lang: str | None, seed: int) -> dict[str, str]:
-    """Check ``out``, write ``experiment.json`` and make ``runs/``; returns the language."""
+    """Check ``out``, make it, write ``experiment.json`` and make ``runs/``; returns the
+    language."""
     _check_outdir(out, experiment)
+    out.mkdir(parents=True, exist_ok=True)
     language = experiment.language(lang)
     lang_info = {"code": language.code, "source": language.source}
     _write_json(out / "experiment.json", {
