@@ -153,3 +153,27 @@ def test_cuda_perceptron_trees_are_computed_on_the_device_and_equal_the_cpu_tree
     assert calls
     assert all(t.device.type == "cuda" for t in on_gpu)
     assert [t.cpu().tolist() for t in on_gpu] == [t.tolist() for t in on_cpu]
+
+
+def test_cuda_perceptron_training_gives_the_same_weights_every_run() -> None:
+    """The same seed trains the same perceptron weights twice on the GPU: the tree scores are
+    summed in a fixed order there (``_tree_scores``), not by CUDA's atomic ``index_add_``."""
+    from synrob.probe.probes import PerceptronProbe
+    from synrob.probe.training import Features, fit, make_batches
+    from synrob.probe.tree_baselines import tree_distances
+
+    rng = np.random.default_rng(0)
+    lens = [int(n) for n in rng.integers(2, 30, size=120)]
+    feats = Features.from_sentences([rng.normal(size=(n, 32)).astype(np.float32)
+                                     for n in lens])
+    targets = [tree_distances(n, {(int(rng.integers(0, i)), i) for i in range(1, n)})
+               for n in lens]
+    weights = []
+    for _ in range(2):
+        probe = PerceptronProbe(epochs=3, rank=16, train_precision="float32")
+        torch.manual_seed(0)
+        module = probe.build(32, 0, "distance").cuda()
+        data = make_batches(feats, "distance", targets, batch_size=40, device="cuda")
+        fit(probe, module, data, data, seed=0)
+        weights.append(module.proj.detach().cpu())
+    assert torch.equal(weights[0], weights[1])

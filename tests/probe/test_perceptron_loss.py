@@ -152,3 +152,32 @@ def test_tree_weights_are_the_per_sentence_loops_bit_for_bit(lens, seed, margin,
     keep = np.array([n >= 2 for n in lens])
     np.testing.assert_array_equal(got[keep], want[keep])
     assert got.dtype == np.float64 and got.shape == dn.shape
+
+
+@settings(max_examples=60, deadline=None)
+@given(lengths=st.lists(st.integers(0, 25), min_size=1, max_size=8), seed=st.integers(0, 10_000))
+def test_tree_scores_off_the_cpu_are_the_ordered_sums_up_to_rounding(lengths, seed):
+    """Off the CPU the tree scores are summed per sentence from a (b, L, L) matrix instead of
+    CUDA's unordered ``index_add_``: the same sums up to float rounding, the same gradient for
+    the edge weights, and the same bits when computed twice."""
+    from synrob.probe.metrics import mst_pairs_batch
+    from synrob.probe.probes.structural import _tree_scores
+
+    rng = np.random.default_rng(seed)
+    width = max(max(lengths), 1)
+    w = rng.random((len(lengths), width, width)) + 1.0
+    w = w + w.transpose(0, 2, 1)
+    tree = tuple(torch.as_tensor(v, dtype=torch.long) for v in mst_pairs_batch(w, lengths))
+    d = torch.from_numpy(w.astype(np.float32))
+    scores, grads = [], []
+    for in_order in (True, False, False):
+        edge = d[tree].clone().requires_grad_(True)
+        s = _tree_scores(edge, tree, d.shape, in_order=in_order)
+        (s * torch.arange(1.0, len(lengths) + 1)).sum().backward()
+        scores.append(s.detach())
+        grads.append(edge.grad)
+    assert scores[0].shape == (len(lengths),)
+    torch.testing.assert_close(scores[1], scores[0], rtol=1e-6, atol=1e-6)
+    assert torch.equal(scores[1], scores[2])
+    assert torch.equal(grads[1], grads[0])  # each edge's gradient is its sentence's weight
+    assert scores[0][torch.tensor(lengths) < 2].eq(0).all()

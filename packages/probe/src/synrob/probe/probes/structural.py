@@ -168,6 +168,23 @@ def _batch_trees(d: torch.Tensor, gold: torch.Tensor, lens: list[int], margin: f
                  for v in mst_pairs_batch(weights, lens))
 
 
+def _tree_scores(edge: torch.Tensor, tree: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+                 shape: torch.Size, *, in_order: bool) -> torch.Tensor:
+    """Each sentence's tree score: the sum of its edges' weights ``edge`` (E,), the edges
+    ``tree`` = ``(sentence, row, col)`` (each cell at most once) of a ``shape`` (b, L, L) batch.
+    Shape: (b,).
+
+    ``in_order`` (the CPU): ``index_add_``, which adds each sentence's edges in the trees'
+    order. Elsewhere ``index_add_`` adds with atomics in no fixed order (CUDA), so the same seed
+    could train other weights from run to run; there each edge goes to its own cell of a
+    (b, L, L) matrix, which is summed per sentence: the same sum every run (a reduction in a
+    fixed order), equal to the ordered sum up to float rounding.
+    """
+    if in_order:
+        return edge.new_zeros(shape[0]).index_add_(0, tree[0], edge)
+    return edge.new_zeros(shape).index_put(tree, edge).sum((1, 2))
+
+
 class PerceptronProbe(StructuralProbe):
     """Distance probe trained with a structured hinge loss: the MST of the predicted distances
     should be the gold tree (cost-augmented with a Hamming cost of 1 per non-gold edge)."""
@@ -187,10 +204,12 @@ class PerceptronProbe(StructuralProbe):
 
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Mean over sentences of ``relu(gold tree score - cost-augmented MST score) / n``,
-        with one gather and one ``index_add_`` for the whole batch (x: (b, L, dim)), and the
-        batch's trees from :func:`~synrob.probe.metrics.mst_pairs_batch` (each sentence's
-        :func:`~synrob.probe.metrics.mst_pairs` tree, its edges in the same row-major order). Loss and gradient are a per-sentence loop's up to float summation
-        order (tests/probe/test_perceptron_loss.py); trained on EWT (MiniLM L3, default
+        with one gather and one sum per sentence for the whole batch (:func:`_tree_scores`;
+        x: (b, L, dim)), and the batch's trees from
+        :func:`~synrob.probe.metrics.mst_pairs_batch` (each sentence's
+        :func:`~synrob.probe.metrics.mst_pairs` tree, its edges in the same row-major order).
+        Loss and gradient are a per-sentence loop's up to float summation order
+        (tests/probe/test_perceptron_loss.py); trained on EWT (MiniLM L3, default
         training) the weights were byte-identical to the loop's, 2.6x faster, and again
         byte-identical when the trees were batched (1.29x faster)."""
         assert batch.y is not None
@@ -226,7 +245,8 @@ class PerceptronProbe(StructuralProbe):
             return zero * 0.0
         b_i, r_i, c_i = _batch_trees(d.detach(), gold, lens, margin)
         edge = d[b_i, r_i, c_i] - margin * (~gold[b_i, r_i, c_i]).to(d.dtype)
-        mst_score = d.new_zeros(d.shape[0]).index_add_(0, b_i, edge)  # (b,)
+        mst_score = _tree_scores(edge, (b_i, r_i, c_i), d.shape,
+                                 in_order=d.device.type == "cpu")  # (b,)
         gold_score = torch.triu(d * gold.to(d.dtype), diagonal=1).sum((1, 2))  # (b,)
         k = torch.as_tensor(keep, dtype=torch.long, device=d.device)
         n_k = torch.as_tensor(lens, device=d.device)[k].to(d.dtype)
