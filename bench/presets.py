@@ -12,7 +12,9 @@ lexicon's file name holds a fingerprint of the resources that built it: put it i
 ``DIR/pseudowords/`` under the name that
 ``python -c "from synrob.perturb.pseudowords import lexicon_path; print(lexicon_path(0, 8000).name)"``
 prints on the machine that runs the presets, or it is not found there. Each child's stderr is
-kept in ``OUT/K.stderr``. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
+written to ``OUT/K.stderr`` line by line as it comes (a bench killed from outside keeps it),
+and its ``synrob:`` lines (each stage and each run as it ends) are echoed to this process's
+stderr. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
 
 * ``K_seconds``: the child's wall time (process start to exit);
 * ``K_stage_S_seconds`` for each stage ``S`` the runner recorded (``perturbation``,
@@ -20,7 +22,10 @@ kept in ``OUT/K.stderr``. From each ``results.json`` it prints, with ``K`` = ``N
 * ``K_runs``, ``K_runs_seconds_sum`` (the runs' own seconds, summed over workers) and
   ``K_training_share`` (the part of the runs spent training probes);
 * ``K_status``: ``ok``, ``timeout`` (past ``--timeout-s``) or ``failed (exit N)``, with the
-  child's last stderr line.
+  child's last stderr line;
+* for a preset that did not finish, the stages that ended (``K_stage_S_seconds``, from the
+  child's ``synrob: stage S done in T s`` lines), ``K_runs_done`` and
+  ``K_runs_done_seconds_sum`` (its ``synrob: run ID done in T s`` lines).
 
 ``device`` is the GPU's name (``torch.cuda.get_device_name``) when ``--device`` resolves to
 CUDA, else the CPU's model; ``OUT/presets.md`` holds the same numbers as one table with the
@@ -40,10 +45,12 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -107,25 +114,57 @@ def _run_one(name: str, preset: str, args: argparse.Namespace, out: Path) -> dic
         if args.seed_cache is not None:
             shutil.copytree(args.seed_cache, cache, dirs_exist_ok=True)
     t0 = time.perf_counter()
-    log = out / f"{key}.stderr"
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                              timeout=args.timeout_s)
-        status = "ok" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
-        err = proc.stderr.strip().splitlines()[-1:] if proc.returncode else []
-        log.write_text(proc.stderr, encoding="utf-8")
-    except subprocess.TimeoutExpired as exc:
-        status, err = "timeout", []
-        text = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
-        log.write_text(text or "", encoding="utf-8")
+        code, lines = _child(cmd, env, args.timeout_s, out / f"{key}.stderr", key)
     finally:
         if cache is not None and not args.keep_caches:  # a default preset's is gigabytes
             shutil.rmtree(cache, ignore_errors=True)
+    status = ("timeout" if code is None else "ok" if code == 0 else f"failed (exit {code})")
+    err = [ln for ln in lines if ln.strip()][-1:] if code else []
     row: dict[str, Any] = {"key": key, "seconds": time.perf_counter() - t0, "status": status,
                            "command": " ".join(["synrob", *cmd[3:]])}
-    row.update(_results(res_dir / "results.json") if status == "ok" else {})
+    row.update(_results(res_dir / "results.json") if status == "ok" else _progress(lines))
     _print(row, err)
     return row
+
+
+def _child(cmd: list[str], env: dict[str, str], timeout_s: float, log: Path, key: str
+           ) -> tuple[int | None, list[str]]:
+    """Run ``cmd``; copy its stderr into ``log`` line by line as it comes (so a bench killed
+    from outside keeps what the child printed) and echo its ``synrob:`` lines to this
+    process's stderr. Returns (exit code, or None when killed past ``timeout_s``; the stderr
+    lines, each the text after its last carriage return: progress bars redraw with ``\r``)."""
+    lines: list[str] = []
+    with open(log, "w", encoding="utf-8") as fh, subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        killed = threading.Event()
+        timer = threading.Timer(timeout_s, lambda: (killed.set(), proc.kill()))
+        timer.start()
+        try:
+            assert proc.stderr is not None
+            for raw in proc.stderr:
+                fh.write(raw)
+                fh.flush()
+                line = raw.rstrip("\n").split("\r")[-1]
+                lines.append(line)
+                if line.startswith("synrob:"):
+                    print(f"[{key}] {line}", file=sys.stderr, flush=True)
+            code = proc.wait()
+        finally:
+            timer.cancel()
+    return (None if killed.is_set() else code), lines
+
+
+_STAGE = re.compile(r"synrob: stage (.+) done in ([0-9.]+) s$")
+_RUN = re.compile(r"synrob: run (\S+) done in ([0-9.]+) s$")
+
+
+def _progress(lines: list[str]) -> dict[str, Any]:
+    """What a preset that did not finish printed: the stages that ended (``synrob: stage S
+    done in T s``) and the runs that finished (``synrob: run ID done in T s``)."""
+    stages = {m[1]: float(m[2]) for m in map(_STAGE.match, lines) if m}
+    runs = [float(m[2]) for m in map(_RUN.match, lines) if m]
+    return {"stages": stages, "runs_done": len(runs), "runs_done_seconds_sum": round(sum(runs), 1)}
 
 
 def _results(path: Path) -> dict[str, Any]:
@@ -143,7 +182,8 @@ def _print(row: dict[str, Any], err: list[str]) -> None:
     print(f"{key}_seconds: {row['seconds']:.1f}")
     for stage, secs in row.get("stages", {}).items():
         print(f"{key}_stage_{stage.replace(' ', '_')}_seconds: {float(secs):.1f}")
-    for field in ("runs", "runs_seconds_sum", "training_share"):
+    for field in ("runs", "runs_seconds_sum", "training_share", "runs_done",
+                  "runs_done_seconds_sum"):
         if row.get(field) is not None:
             print(f"{key}_{field}: {row[field]}")
 
@@ -162,9 +202,19 @@ def _table(rows: list[dict[str, Any]], device: str, args: argparse.Namespace) ->
         share = r.get("training_share")
         cells = [r["key"], r["status"], _secs(r["seconds"]),
                  *(_secs(st[s]) if s in st else "-" for s in STAGES),
-                 str(r.get("runs", "-")), "-" if share is None else f"{100 * share:.0f} %"]
+                 _count(r), "-" if share is None else f"{100 * share:.0f} %"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _count(row: dict[str, Any]) -> str:
+    """The runs column: the count of a finished preset, or how many runs of an unfinished one
+    had finished, with their seconds summed."""
+    if row.get("runs") is not None:
+        return str(row["runs"])
+    if row.get("runs_done"):
+        return f"{row['runs_done']} finished ({row['runs_done_seconds_sum']:.0f} s summed)"
+    return "-"
 
 
 def _caches(args: argparse.Namespace) -> str:

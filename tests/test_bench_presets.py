@@ -85,3 +85,53 @@ def test_seed_cache_that_is_no_directory_is_one_line(tmp_path: Path) -> None:
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.strip() == f"{tmp_path / 'missing'}: not a directory (--seed-cache takes a directory)"
     assert not list((tmp_path / "out").glob("synrob-cache-*"))  # nothing ran
+
+
+def _presets_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_presets", ROOT / "bench" / "presets.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_preset_past_its_timeout_keeps_the_stages_and_runs_it_printed(tmp_path: Path,
+                                                                        capsys) -> None:
+    """A child killed past --timeout-s: its stderr is in the log as it came, and the stages
+    and runs that ended before the kill are read from it (progress bars redraw with \\r)."""
+    mod = _presets_module()
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import sys, time\n"
+        "w = sys.stderr.write\n"
+        "w('synrob: stage perturbation done in 1.5 s\\n')\n"
+        "w('encoding:  50%|#####     |\\rsynrob: stage encoding done in 12.25 s\\n')\n"
+        "w('synrob: run minilm/L0/structural/clean done in 20.0 s\\n')\n"
+        "w('synrob: run fast+pos/L0/perceptron/clean done in 4.5 s\\n')\n"
+        "sys.stderr.flush()\n"
+        "time.sleep(60)\n")
+    log = tmp_path / "k.stderr"
+    code, lines = mod._child([sys.executable, str(child)], dict(__import__("os").environ),
+                             3.0, log, "k")
+    assert code is None  # killed at the timeout, long before the child's 60 s
+    assert "encoding:  50%" in log.read_text() and "done in 4.5 s" in log.read_text()
+    echoed = capsys.readouterr().err
+    assert "[k] synrob: stage encoding done in 12.25 s" in echoed
+    got = mod._progress(lines)
+    assert got == {"stages": {"perturbation": 1.5, "encoding": 12.25}, "runs_done": 2,
+                   "runs_done_seconds_sum": 24.5}
+    row = {"key": "jabberwocky-default", "seconds": 400.0, "status": "timeout", **got}
+    args = type("A", (), {"workers": 8, "warm": False, "seed_cache": None, "commit": "abc",
+                          "experiments": "jabberwocky", "device": "cuda"})()
+    table = mod._table([row], "GPU", args)
+    assert ("| jabberwocky-default | timeout | 6 min 40 s | 1.5 s | 12.2 s | - | - | - | "
+            "2 finished (24 s summed) | - |") in table
+
+
+def test_a_finished_child_gives_its_exit_code(tmp_path: Path) -> None:
+    mod = _presets_module()
+    code, lines = mod._child([sys.executable, "-c", "import sys; sys.stderr.write('x\\n'); "
+                              "sys.exit(3)"], dict(__import__("os").environ), 30.0,
+                             tmp_path / "log", "k")
+    assert code == 3 and lines == ["x"]
