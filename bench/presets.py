@@ -29,7 +29,8 @@ stderr. From each ``results.json`` it prints, with ``K`` = ``NAME-PRESET``:
 
 ``device`` is the GPU's name (``torch.cuda.get_device_name``) when ``--device`` resolves to
 CUDA, else the CPU's model; ``OUT/presets.md`` holds the same numbers as one table with the
-device, the date and the synrob commit, ready for docs/experiments.md.
+device, the date and the synrob commit, ready for docs/experiments.md (rewritten after each
+preset).
 
     python bench/presets.py [--experiments jabberwocky,robustness,senteval,local-structure,jabberwocky:demo]
                             [--device auto] [--workers 1] [--out DIR] [--timeout-s 3600] [--warm]
@@ -92,8 +93,8 @@ def main() -> None:
     for entry in (e.strip() for e in args.experiments.split(",") if e.strip()):
         name, _, preset = entry.partition(":")
         rows.append(_run_one(name, preset or "default", args, out))
-    table = _table(rows, device, args)
-    (out / "presets.md").write_text(table, encoding="utf-8")
+        # after each preset: a bench stopped from outside keeps the rows of those that ended
+        (out / "presets.md").write_text(_table(rows, device, args), encoding="utf-8")
     print(f"table: {out / 'presets.md'}")
 
 
