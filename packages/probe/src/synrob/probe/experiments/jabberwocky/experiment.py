@@ -281,7 +281,7 @@ class JabberwockyExperiment(Experiment):
             return _execute_baselines(key, ctx.seed)
         if key["kind"] == "behaviour":
             return _execute_behaviour(key, ctx)
-        return _execute_probe(key, ctx)
+        return _train_and_score(key, ctx)
 
     def report(self, rows: list[Row], ctx: Context) -> list[Path]:
         from .report import write_report
@@ -411,13 +411,6 @@ def _execute_behaviour(key: dict[str, Any], ctx: Context) -> list[Row]:
     return [annotate_mean(row, prefers, ctx.seed, int(key["bootstrap"]))]
 
 
-def _execute_probe(key: dict[str, Any], ctx: Context) -> list[Row]:
-    """Train and score one probe, on the run's share of the cores (``ctx.threads``, set
-    around every run by :func:`..backends.execute_run`): all of them with one worker, one
-    each with ``--workers`` as many as the cores."""
-    return _train_and_score(key, ctx)
-
-
 def _identity(encoder: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The encoder's version and identity, once per process: making some encoders reads a
     model config and hashes files (fast+pos: 0.7 s a run, 7 of the demo's 43 s of runs)."""
@@ -432,7 +425,9 @@ def _identity(encoder: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]
 
 def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     """Train the run's probe on each of its layers (together when there are several) and
-    score each on dev and every test file."""
+    score each on dev and every test file, on the run's share of the cores (``ctx.threads``,
+    set around every run by :func:`..backends.execute_run`): all of them with one worker, one
+    each with ``--workers`` as many as the cores."""
     from synrob.perturb.plugins import get_registry
     from synrob.probe.probing import train_layers
     from synrob.probe.tasks.base import load_gold
