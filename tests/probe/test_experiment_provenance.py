@@ -152,7 +152,9 @@ def test_reused_run_keeps_its_provenance(tmp_path: Path) -> None:
     first = run_experiment(FileChangeRate(kinds="flip", limit=20), out)
     run_id = first.runs[0]["id"]
     prov = first.runs[0]["provenance"]
-    assert {"finished", "host", "versions", "perturbers", "encoders", "key"} <= set(prov)
+    assert {"finished", "host", "versions", "perturbers", "encoders", "key", "threads",
+            "gemm"} <= set(prov)
+    assert prov["threads"] >= 1 and prov["gemm"] in ("strict", "no-mkl")  # synrob asked MKL
     flip_version = get_registry().get("perturber", "flip").version
     assert prov["versions"]["synrob-probe"] and prov["perturbers"] == {"flip": flip_version}
     # simulate a run produced long ago by an older synrob

@@ -177,7 +177,7 @@ def test_perceptron_layers_fused_equal_separate(corpora, precision, one_thread):
     epochs, _ = _check_equal(_separate(probe, "distance", train, dev),
                              _fused(probe, "distance", train, dev))
     assert all(e >= 2 for e in epochs), epochs
-    assert epochs.count(max(epochs)) == 1, epochs  # the last epochs train one layer alone
+    assert len(set(epochs)) > 1, epochs  # layers stopped apart: the batch lost some of them
 
 
 def test_perceptron_fused_loss_of_a_batch_without_trees_is_zero_per_layer():

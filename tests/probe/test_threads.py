@@ -25,15 +25,18 @@ def _data(kind: str, seed: int = 0) -> tuple[Features, list[np.ndarray]]:
     if kind == "tag":
         return feats, [rng.integers(0, 17, n) for n in lens]
     i = [np.arange(n) for n in lens]
+    if kind == "depth":
+        return feats, [a.astype(np.float32) for a in i]
     return feats, [np.abs(a[:, None] - a[None, :]).astype(np.float32) for a in i]
 
 
-def _train(probe_cls, kind: str, precision: str, threads: int) -> tuple[list[torch.Tensor], list]:
+def _train(probe_cls, kind: str, precision: str, threads: int, **params
+           ) -> tuple[list[torch.Tensor], list]:
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         feats, targets = _data(kind)
-        probe = probe_cls(epochs=2, train_precision=precision)
+        probe = probe_cls(epochs=2, train_precision=precision, **params)
         dtype = torch.bfloat16 if precision == "bfloat16" else None
         bs = probe.options["batch_size"]
         train = make_batches(feats.head(120), kind, targets[:120], batch_size=bs, dtype=dtype)
@@ -48,14 +51,20 @@ def _train(probe_cls, kind: str, precision: str, threads: int) -> tuple[list[tor
         torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize(("probe_cls", "kind", "precision"), [
-    (StructuralProbe, "distance", "float32"),
-    (StructuralProbe, "distance", "bfloat16"),
-    (PerceptronProbe, "distance", "float32"),
-    (LinearProbe, "tag", "float32"),
+@pytest.mark.parametrize(("probe_cls", "kind", "precision", "params"), [
+    (StructuralProbe, "distance", "float32", {}),
+    (StructuralProbe, "distance", "bfloat16", {}),
+    # rank 128: the weight gradient (dim, 128) that MKL split between threads on an Intel
+    # Xeon from about 780 rows per batch unless in strict mode (synrob.perturb.blas)
+    (StructuralProbe, "depth", "float32", {"rank": 128}),
+    (StructuralProbe, "depth", "bfloat16", {"rank": 128}),
+    (PerceptronProbe, "distance", "float32", {}),
+    (PerceptronProbe, "distance", "bfloat16", {}),
+    (LinearProbe, "tag", "float32", {}),
+    (LinearProbe, "tag", "bfloat16", {}),
 ])
-def test_training_gives_the_same_bits_on_one_and_two_threads(probe_cls, kind, precision):
-    w1, dev1 = _train(probe_cls, kind, precision, 1)
-    w2, dev2 = _train(probe_cls, kind, precision, 2)
+def test_training_gives_the_same_bits_on_one_and_two_threads(probe_cls, kind, precision, params):
+    w1, dev1 = _train(probe_cls, kind, precision, 1, **params)
+    w2, dev2 = _train(probe_cls, kind, precision, 2, **params)
     assert dev1 == dev2
     assert all(torch.equal(a, b) for a, b in zip(w1, w2, strict=True))

@@ -11,7 +11,11 @@ so that ``import synrob.perturb`` stays light; every other module path is privat
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .blas import request_strict_gemm
 from .lazy import lazy_exports
+
+# before torch's first product: fp32 products give the same bits on any number of threads
+request_strict_gemm()
 
 try:
     __version__ = version("synrob-perturb")

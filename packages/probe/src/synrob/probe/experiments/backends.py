@@ -30,9 +30,14 @@ OnDone = Callable[[str, RunSpec, list[Row], float, dict[str, Any]], None]
 def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context
                 ) -> tuple[list[Row], float, dict[str, Any]]:
     """Execute one run (in any process); return its rows, the seconds it took and where and
-    when it ran: ``{"finished": UTC time, "host", "versions", "train_seconds"}`` measured in
-    that process (``train_seconds``: the part spent training probes, :mod:`..clock`)."""
+    when it ran: ``{"finished": UTC time, "host", "versions", "train_seconds", "threads",
+    "gemm"}`` measured in that process (``train_seconds``: the part spent training probes,
+    :mod:`..clock`; ``threads``: torch's threads in the run; ``gemm``: MKL's reproducibility
+    mode, :func:`synrob.perturb.blas.gemm_mode`)."""
     import platform
+
+    import torch
+    from synrob.perturb.blas import gemm_mode
 
     from ..clock import TRAINING
     from .data import utc_now
@@ -40,10 +45,12 @@ def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context
 
     t0, trained = time.perf_counter(), TRAINING.seconds
     with torch_threads(ctx.threads):  # the run's share of the cores (base.run_threads)
+        threads = torch.get_num_threads()
         rows = experiment.execute(spec, ctx)
     seconds = time.perf_counter() - t0
     return rows, seconds, {"finished": utc_now(), "host": platform.node(), "versions": versions(),
-                           "train_seconds": round(TRAINING.seconds - trained, 3)}
+                           "train_seconds": round(TRAINING.seconds - trained, 3),
+                           "threads": threads, "gemm": gemm_mode()}
 
 
 def _execute_pickled(payload: bytes) -> tuple[list[Row], float, dict[str, Any]]:
@@ -102,8 +109,8 @@ def check_workers(workers: int) -> None:
 
 def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,
            on_done: OnDone, workers: int) -> None:
-    if workers == 1 or len(todo) == 1:  # one run at a time here: each has all the threads
-        here = dataclasses.replace(ctx, threads=0)
+    if workers == 1 or len(todo) == 1:  # one run at a time here: one worker's share
+        here = dataclasses.replace(ctx, threads=run_threads("local", 1))
         for run_id, spec in todo:
             on_done(run_id, spec, *execute_run(experiment, spec, here))
         return

@@ -1,0 +1,54 @@
+"""Matrix products that give the same bits on any number of threads.
+
+A run's results must not depend on how many cores it had (``--workers`` shares them out
+between an experiment's runs). Two libraries compute torch's products on
+the CPU, and both may split a product's sum between threads in some shapes:
+
+* **Intel MKL** (fp32 products of the x86 wheels). On an Intel Xeon it split the weight
+  gradients of skinny products, ``(K, 384)^T @ (K, 17 or 128)`` from K of about 780 rows up,
+  so a depth probe of rank 128 trained other weights on 2 threads than on 1 (2026-11-27).
+  MKL's Conditional Numerical Reproducibility in strict mode (``MKL_CBWR=AUTO,STRICT``) makes
+  its products independent of the thread count. MKL reads the variable once, at its first
+  product, so :func:`request_strict_gemm` runs when :mod:`synrob.perturb` (which every synrob
+  layer imports) is imported; a value the user set is kept.
+* **oneDNN** (bf16 products: AMX, AVX-512 BF16) has no such mode. On the same Xeon its bf16
+  weight gradients differed between 1 and 2 threads at K = 740 and 760 rows. So a bf16 training
+  step computes its gradients on one thread (the probe layer's training does it).
+
+:func:`gemm_mode` says which MKL mode the process runs in; each run records it.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["STRICT", "request_strict_gemm", "gemm_mode"]
+
+#: MKL's code path for this CPU (AUTO), thread-count-independent results (STRICT)
+STRICT = "AUTO,STRICT"
+_MKL_STRICT_BIT = 0x10000  # MKL_CBWR_STRICT
+
+
+def request_strict_gemm() -> None:
+    """Ask MKL for thread-count-independent products (``MKL_CBWR``), unless already set.
+    Effective only before the process's first MKL product."""
+    os.environ.setdefault("MKL_CBWR", STRICT)
+
+
+def gemm_mode() -> str:
+    """``strict`` (MKL in strict reproducibility mode: fp32 products give the same bits on any
+    number of threads), ``default`` (MKL without it: they may not), or ``no-mkl`` (torch has
+    no MKL here, or its settings cannot be read). Reading fixes MKL's mode for the process."""
+    import ctypes
+
+    import torch
+
+    if not torch.backends.mkl.is_available():
+        return "no-mkl"
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    try:
+        get = ctypes.CDLL(lib).mkl_serv_cbwr_get
+    except (OSError, AttributeError):
+        return "no-mkl"
+    get.restype, get.argtypes = ctypes.c_int, [ctypes.c_int]
+    return "strict" if get(-1) & _MKL_STRICT_BIT else "default"
