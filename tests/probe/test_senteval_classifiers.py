@@ -59,6 +59,19 @@ def test_classifiers_learn_a_separable_task(classifier: str) -> None:
     assert again.test_accuracy == res.test_accuracy and again.chosen == res.chosen
 
 
+def test_classifier_training_counts_as_the_runs_training() -> None:
+    """A SentEval run's training share (``train_seconds``) includes its classifiers' grid."""
+    import time
+
+    from synrob.probe.clock import TRAINING
+
+    (xtr, ytr), (xva, yva), (xte, yte) = _blobs(300, 0), _blobs(100, 1), _blobs(100, 2)
+    before, t0 = TRAINING.seconds, time.perf_counter()
+    fit_select("logreg", xtr, ytr, xva, yva, xte, yte, n_classes=3, seed=0)
+    wall = time.perf_counter() - t0
+    assert 0.5 * wall < TRAINING.seconds - before <= wall
+
+
 def test_unseen_dev_test_labels_count_as_wrong() -> None:
     classes, (tr, va) = encode_labels(["a", "b", "a"], ["a", "c"])
     assert classes == ["a", "b"] and va.tolist() == [0, -1]

@@ -1,7 +1,8 @@
 """Seconds this process spent training probes, so a run can say how much of it was training.
 
-:func:`synrob.probe.training.fit` and :func:`~synrob.probe.training.fit_layers` add their wall
-time to :data:`TRAINING`; the experiment backends read it before and after each run and record
+:func:`synrob.probe.training.fit`, :func:`~synrob.probe.training.fit_layers` and the SentEval
+classifiers' grid (:func:`synrob.probe.senteval.classifiers.fit_select`) add their wall time to
+:data:`TRAINING`; the experiment backends read it before and after each run and record
 the difference as the run's ``train_seconds`` (docs/experiments.md: where a run's time goes).
 No heavy imports here: the driver reads it without torch.
 """
@@ -25,7 +26,7 @@ class Clock:
         self.seconds += seconds
 
 
-#: Seconds spent in probe training (``fit``, ``fit_layers``) in this process.
+#: Seconds spent in probe training (``fit``, ``fit_layers``, ``fit_select``) in this process.
 TRAINING = Clock()
 
 

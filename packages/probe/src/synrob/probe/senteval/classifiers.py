@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from synrob.perturb.errors import ParameterError
 
+from ..clock import TRAINING, timed
 from ..threads import torch_threads
 
 __all__ = ["CLASSIFIERS", "ClassifierResult", "TrainConfig", "fit_select", "grid", "encode_labels",
@@ -202,7 +203,7 @@ def fit_select(classifier: str, x_train: np.ndarray, y_train: np.ndarray, x_dev:
     best: tuple[float, int, Any, int] | None = None
     tried: list[dict[str, Any]] = []
     for i, point in enumerate(points):
-        with torch_threads(cfg.threads):
+        with torch_threads(cfg.threads), timed(TRAINING):  # the run's training share
             if classifier == "logreg":
                 module, dev_acc, epochs = _train_logreg(point, x_tr, y_tr, x_va, y_dev,
                                                         n_classes, cfg)
