@@ -68,3 +68,40 @@ def test_training_gives_the_same_bits_on_one_and_two_threads(probe_cls, kind, pr
     w2, dev2 = _train(probe_cls, kind, precision, 2, **params)
     assert dev1 == dev2
     assert all(torch.equal(a, b) for a, b in zip(w1, w2, strict=True))
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_fused_training_gives_the_same_bits_on_one_and_two_threads(precision):
+    """All layers in one pass (``fit_layers``: one batched product per step) on 1 and 2
+    threads: the same weights and dev losses for every layer."""
+    from synrob.probe.training import fit_layers, make_layer_batches
+
+    def train(threads: int) -> tuple[list[torch.Tensor], list]:
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            first, targets = _data("distance")
+            other = np.random.default_rng(1).standard_normal(first.matrix.shape)
+            layers = [first, Features(other.astype(np.float32), first.offsets)]
+            dtype = torch.bfloat16 if precision == "bfloat16" else None
+            cut = int(layers[0].offsets[120])
+
+            def batches(feats, lo, hi):
+                return make_layer_batches(feats, "distance", targets[lo:hi], batch_size=20,
+                                          dtype=dtype)
+
+            train_set = batches([f.head(120) for f in layers], 0, 120)
+            dev_set = batches([Features(f.matrix[cut:], f.offsets[120:] - cut) for f in layers],
+                              120, None)
+            probe = StructuralProbe(epochs=2, train_precision=precision)
+            torch.manual_seed(0)
+            modules = [probe.build(DIM, 0, "distance") for _ in layers]
+            logs = fit_layers(probe, modules, train_set, dev_set, seed=0)
+            return [m.proj.detach().clone() for m in modules], [g.dev_loss for g in logs]
+        finally:
+            torch.set_num_threads(before)
+
+    w1, dev1 = train(1)
+    w2, dev2 = train(2)
+    assert dev1 == dev2
+    assert all(torch.equal(a, b) for a, b in zip(w1, w2, strict=True))
