@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
+from synrob.probe.threads import torch_threads
 from synrob.probe.training import Features, fit, make_batches
 
 DIM = 384
@@ -32,9 +33,7 @@ def _data(kind: str, seed: int = 0) -> tuple[Features, list[np.ndarray]]:
 
 def _train(probe_cls, kind: str, precision: str, threads: int, **params
            ) -> tuple[list[torch.Tensor], list]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         feats, targets = _data(kind)
         probe = probe_cls(epochs=2, train_precision=precision, **params)
         dtype = torch.bfloat16 if precision == "bfloat16" else None
@@ -47,8 +46,6 @@ def _train(probe_cls, kind: str, precision: str, threads: int, **params
         module = probe.build(DIM, 17, kind)
         log = fit(probe, module, train, dev, seed=0)
         return [p.detach().clone() for p in module.parameters()], log.dev_loss
-    finally:
-        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize(("probe_cls", "kind", "precision", "params"), [
@@ -77,9 +74,7 @@ def test_fused_training_gives_the_same_bits_on_one_and_two_threads(precision):
     from synrob.probe.training import fit_layers, make_layer_batches
 
     def train(threads: int) -> tuple[list[torch.Tensor], list]:
-        before = torch.get_num_threads()
-        torch.set_num_threads(threads)
-        try:
+        with torch_threads(threads):
             first, targets = _data("distance")
             other = np.random.default_rng(1).standard_normal(first.matrix.shape)
             layers = [first, Features(other.astype(np.float32), first.offsets)]
@@ -98,8 +93,6 @@ def test_fused_training_gives_the_same_bits_on_one_and_two_threads(precision):
             modules = [probe.build(DIM, 0, "distance") for _ in layers]
             logs = fit_layers(probe, modules, train_set, dev_set, seed=0)
             return [m.proj.detach().clone() for m in modules], [g.dev_loss for g in logs]
-        finally:
-            torch.set_num_threads(before)
 
     w1, dev1 = train(1)
     w2, dev2 = train(2)

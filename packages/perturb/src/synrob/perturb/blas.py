@@ -20,6 +20,7 @@ the CPU, and both may split a product's sum between threads in some shapes:
 
 from __future__ import annotations
 
+import functools
 import os
 
 __all__ = ["STRICT", "request_strict_gemm", "gemm_mode"]
@@ -35,10 +36,12 @@ def request_strict_gemm() -> None:
     os.environ.setdefault("MKL_CBWR", STRICT)
 
 
+@functools.cache
 def gemm_mode() -> str:
     """``strict`` (MKL in strict reproducibility mode: fp32 products give the same bits on any
     number of threads), ``default`` (MKL without it: they may not), or ``no-mkl`` (torch has
-    no MKL here, or its settings cannot be read). Reading fixes MKL's mode for the process."""
+    no MKL here, or its settings cannot be read). Reading fixes MKL's mode for the process, so
+    it is read once."""
     import ctypes
 
     import torch

@@ -32,11 +32,14 @@ from typing import TYPE_CHECKING, Any
 from synrob.perturb.dtype import BF16_CHECKED, names_model, native_bf16
 from synrob.perturb.errors import ParameterError
 
+from .threads import torch_threads
+
 if TYPE_CHECKING:
     from .probes.base import Probe
 
 __all__ = ["PRECISIONS", "PRECISION_HELP", "TRAIN_BF16_CHECKED", "resolve_train_precision",
-           "resolve_probe_precision", "autocast", "fp32_region", "checked", "table_dtype"]
+           "resolve_probe_precision", "autocast", "gradient_threads", "fp32_region", "checked",
+           "table_dtype"]
 
 PRECISIONS = ("auto", "float32", "bfloat16")
 PRECISION_HELP = ("training precision: auto (bf16 autocast, fp32 master weights, on hardware "
@@ -100,6 +103,15 @@ def autocast(precision: str, device: Any) -> Iterator[None]:
 
     with torch.autocast(_device_type(device), dtype=torch.bfloat16):
         yield
+
+
+def gradient_threads(precision: str, device: Any) -> contextlib.AbstractContextManager[Any]:
+    """The threads of a training step's backward pass: one for a bf16 step on the CPU, else
+    unchanged. oneDNN's bf16 weight gradients round differently on other thread counts in some
+    shapes, so the weights would depend on the run's share of the cores
+    (:mod:`synrob.perturb.blas`)."""
+    cpu_bf16 = precision == "bfloat16" and _device_type(device) == "cpu"
+    return torch_threads(1 if cpu_bf16 else 0)
 
 
 def fp32_region(device: Any) -> contextlib.AbstractContextManager[Any]:

@@ -26,8 +26,7 @@ import numpy as np
 
 from . import clock
 from .optim import Adam, Plateau
-from .threads import torch_threads
-from .train_precision import autocast
+from .train_precision import autocast, gradient_threads
 
 if TYPE_CHECKING:
     import torch
@@ -325,15 +324,6 @@ class _LossSum:
         return [t / max(self.weight, 1.0) for t in self.total.reshape(-1).tolist()]
 
 
-def _backward(loss: torch.Tensor, precision: str, device: Any) -> None:
-    """``loss.backward()``; on one thread for a bf16 step on the CPU: oneDNN's bf16 weight
-    gradients round differently on other thread counts in some shapes, so the weights would
-    depend on the run's share of the cores (:mod:`synrob.perturb.blas`)."""
-    cpu_bf16 = precision == "bfloat16" and str(device).startswith("cpu")
-    with torch_threads(1 if cpu_bf16 else 0):
-        loss.backward()
-
-
 def _dev_loss(probe: Probe, module: torch.nn.Module, data: BatchSet) -> float:
     import torch
 
@@ -370,7 +360,8 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
             with autocast(opts["train_precision"], train.table.device):
                 loss = probe.loss(module, train.x(b), b)
             if loss.requires_grad:
-                _backward(loss, opts["train_precision"], train.table.device)
+                with gradient_threads(opts["train_precision"], train.table.device):
+                    loss.backward()
                 optim.step()
             acc.add(loss, len(b.ids))
         module.eval()
@@ -452,8 +443,8 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
             with autocast(opts["train_precision"], device):
                 losses = probe.fused_loss(act, train.x(b, index), b)  # (n_active,)
             if losses.requires_grad:
-                # each layer's gradient is its own loss's
-                _backward(losses.sum(), opts["train_precision"], device)
+                with gradient_threads(opts["train_precision"], device):
+                    losses.sum().backward()  # each layer's gradient is its own loss's
                 for i in active:
                     optims[i].step()
             acc.add(losses, len(b.ids))
