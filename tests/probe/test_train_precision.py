@@ -11,8 +11,12 @@ import torch
 from synrob.perturb.errors import ParameterError
 from synrob.probe.probes import LinearProbe, MLPProbe, PerceptronProbe, StructuralProbe
 from synrob.probe.probes.structural import pairwise_sq_distances
+from synrob.probe.threads import torch_threads
 from synrob.probe.train_precision import (
+    _bf16_product_nodes,
+    _OneThread,
     autocast,
+    backward,
     checked,
     resolve_probe_precision,
     resolve_train_precision,
@@ -207,3 +211,63 @@ def test_a_bf16_table_trains_bit_for_bit_like_the_fp32_one(probe, kind):
 
     for a, b in zip(run_layers(None), run_layers(torch.bfloat16), strict=True):
         assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def _step_graph():
+    """A bf16 step's loss: a bf16 projection (a weight-gradient product), then a fp32 Gram."""
+    x = torch.randn(3, 5, 8).bfloat16()
+    proj = torch.nn.Parameter(torch.randn(8, 4))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        t = x @ proj
+        with torch.autocast("cpu", enabled=False):
+            loss = pairwise_sq_distances(t.float()).sum()
+    return proj, loss
+
+
+def test_only_the_bf16_products_of_a_step_run_on_one_thread(monkeypatch):
+    proj, loss = _step_graph()
+    nodes = _bf16_product_nodes(loss.grad_fn)
+    assert [n.name() for n in nodes] == ["MmBackward0"]  # not the Gram's fp32 BmmBackward0
+    seen: list[tuple[str, int]] = []
+    for node in _all_nodes(loss.grad_fn):  # post hooks: ours run before backward's restore
+        node.register_hook(lambda gi, go, name=node.name(): seen.append(
+            (name, torch.get_num_threads())))
+    with torch_threads(2):
+        backward(loss, "bfloat16", "cpu")
+        assert torch.get_num_threads() == 2  # restored
+    assert ("MmBackward0", 1) in seen
+    assert ("BmmBackward0", 2) in seen and ("MulBackward0", 2) in seen
+    assert proj.grad is not None and proj.grad.dtype == torch.float32
+
+
+def test_fp32_steps_and_other_devices_keep_their_threads():
+    proj, loss = _step_graph()
+    seen: list[int] = []
+    for node in _all_nodes(loss.grad_fn):
+        node.register_prehook(lambda g: seen.append(torch.get_num_threads()))
+    with torch_threads(2):
+        backward(loss, "float32", "cpu")
+    assert seen and set(seen) == {2}
+
+
+def test_threads_are_restored_when_a_backward_pass_fails(monkeypatch):
+    def fail(self, grad_inputs, grad_outputs):  # after the product ran on one thread
+        assert torch.get_num_threads() == 1
+        raise RuntimeError("a node failed")
+
+    monkeypatch.setattr(_OneThread, "leave", fail)
+    proj, loss = _step_graph()
+    with torch_threads(2):
+        with pytest.raises(RuntimeError, match="a node failed"):
+            backward(loss, "bfloat16", "cpu")
+        assert torch.get_num_threads() == 2
+
+
+def _all_nodes(root):
+    out, todo = [], [root]
+    while todo:
+        node = todo.pop()
+        if node is not None and node not in out:
+            out.append(node)
+            todo.extend(c for c, _ in node.next_functions)
+    return out

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 from synrob.perturb.dtype import BF16_CHECKED, names_model, native_bf16
 from synrob.perturb.errors import ParameterError
 
-from .threads import torch_threads
-
 if TYPE_CHECKING:
+    import torch
+
     from .probes.base import Probe
 
 __all__ = ["PRECISIONS", "PRECISION_HELP", "TRAIN_BF16_CHECKED", "resolve_train_precision",
-           "resolve_probe_precision", "autocast", "gradient_threads", "fp32_region", "checked",
+           "resolve_probe_precision", "autocast", "backward", "fp32_region", "checked",
            "table_dtype"]
 
 PRECISIONS = ("auto", "float32", "bfloat16")
@@ -105,13 +105,67 @@ def autocast(precision: str, device: Any) -> Iterator[None]:
         yield
 
 
-def gradient_threads(precision: str, device: Any) -> contextlib.AbstractContextManager[Any]:
-    """The threads of a training step's backward pass: one for a bf16 step on the CPU, else
-    unchanged. oneDNN's bf16 weight gradients round differently on other thread counts in some
-    shapes, so the weights would depend on the run's share of the cores
-    (:mod:`synrob.perturb.blas`)."""
-    cpu_bf16 = precision == "bfloat16" and _device_type(device) == "cpu"
-    return torch_threads(1 if cpu_bf16 else 0)
+#: autograd's nodes of matrix products: their backward is a product too (a weight gradient)
+_PRODUCT_NODES = frozenset({"MmBackward0", "BmmBackward0", "AddmmBackward0", "BaddbmmBackward0",
+                            "AddbmmBackward0", "AddmvBackward0", "MvBackward0"})
+
+
+def backward(loss: torch.Tensor, precision: str, device: Any) -> None:
+    """``loss.backward()`` of a training step. For a bf16 step on the CPU, each bf16 matrix
+    product's gradient node runs on one thread (the rest of the pass on the run's threads):
+    oneDNN's bf16 weight gradients round differently on other thread counts in some shapes, so
+    the weights would depend on the run's share of the cores (:mod:`synrob.perturb.blas`).
+    fp32 products need no such rule: MKL's strict mode gives the same bits on any count."""
+    if precision != "bfloat16" or _device_type(device) != "cpu":
+        loss.backward()
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    one = _OneThread(before)
+    for node in _bf16_product_nodes(loss.grad_fn):
+        node.register_prehook(one.enter)
+        node.register_hook(one.leave)
+    try:
+        loss.backward()
+    finally:
+        torch.set_num_threads(before)
+
+
+class _OneThread:
+    """Node hooks: one torch thread while a node computes, ``threads`` after it."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+
+    def enter(self, grad_outputs: Any) -> None:
+        import torch
+
+        torch.set_num_threads(1)
+
+    def leave(self, grad_inputs: Any, grad_outputs: Any) -> None:
+        import torch
+
+        torch.set_num_threads(self.threads)
+
+
+def _bf16_product_nodes(root: Any) -> list[Any]:
+    """The matrix-product nodes of the autograd graph below ``root`` that saved a bf16 input."""
+    import torch
+
+    out, seen, todo = [], set(), [root]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if node.name() in _PRODUCT_NODES and any(
+                isinstance(v, torch.Tensor) and v.dtype == torch.bfloat16
+                for v in (getattr(node, a, None) for a in ("_saved_self", "_saved_mat1",
+                                                           "_saved_mat2", "_saved_vec"))):
+            out.append(node)
+        todo.extend(child for child, _ in node.next_functions)
+    return out
 
 
 def fp32_region(device: Any) -> contextlib.AbstractContextManager[Any]:

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import clock
 from .optim import Adam, Plateau
-from .train_precision import autocast, gradient_threads
+from .train_precision import autocast, backward
 
 if TYPE_CHECKING:
     import torch
@@ -360,8 +360,7 @@ def fit(probe: Probe, module: torch.nn.Module, train: BatchSet, dev: BatchSet, *
             with autocast(opts["train_precision"], train.table.device):
                 loss = probe.loss(module, train.x(b), b)
             if loss.requires_grad:
-                with gradient_threads(opts["train_precision"], train.table.device):
-                    loss.backward()
+                backward(loss, opts["train_precision"], train.table.device)
                 optim.step()
             acc.add(loss, len(b.ids))
         module.eval()
@@ -443,8 +442,8 @@ def _fit_layers(probe: Probe, modules: Sequence[torch.nn.Module], train: LayerBa
             with autocast(opts["train_precision"], device):
                 losses = probe.fused_loss(act, train.x(b, index), b)  # (n_active,)
             if losses.requires_grad:
-                with gradient_threads(opts["train_precision"], device):
-                    losses.sum().backward()  # each layer's gradient is its own loss's
+                # each layer's gradient is its own loss's
+                backward(losses.sum(), opts["train_precision"], device)
                 for i in active:
                     optims[i].step()
             acc.add(losses, len(b.ids))
