@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from synrob.perturb.blas import STRICT, request_strict_gemm
+from synrob.perturb.blas import STRICT, default_mode_warning, gemm_mode, request_strict_gemm
 
 _MODE = "from synrob.perturb.blas import gemm_mode; print(gemm_mode())"
 
@@ -59,3 +59,35 @@ def test_skinny_weight_gradients_are_the_same_on_one_and_two_threads():
             assert torch.equal(*out), rows
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(("platform", "lib"), [("linux", "libtorch_cpu.so"),
+                                               ("win32", "torch_cpu.dll"),
+                                               ("darwin", "libtorch_cpu.dylib")])
+def test_an_mkl_whose_setting_cannot_be_read_is_unknown_not_absent(monkeypatch, platform, lib):
+    import ctypes
+
+    import torch
+
+    monkeypatch.setattr(torch.backends.mkl, "is_available", lambda: True)
+    monkeypatch.setattr("synrob.perturb.blas.sys.platform", platform)
+    opened = []
+
+    def cdll(path):
+        opened.append(os.path.basename(path))
+        raise OSError("cannot open")
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
+    assert gemm_mode.__wrapped__() == "unknown"
+    assert opened == [lib]
+    monkeypatch.setattr(torch.backends.mkl, "is_available", lambda: False)
+    assert gemm_mode.__wrapped__() == "no-mkl"
+
+
+def test_the_default_mode_warning_says_why_and_what_to_do(monkeypatch):
+    monkeypatch.setenv("MKL_CBWR", "AUTO,STRIKT")
+    text = default_mode_warning()
+    assert "MKL_CBWR='AUTO,STRIKT'" in text and STRICT in text
+    monkeypatch.delenv("MKL_CBWR")
+    assert "torch multiplied before synrob was imported" in default_mode_warning()
+    assert "import synrob first" in default_mode_warning()

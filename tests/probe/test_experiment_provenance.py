@@ -154,7 +154,7 @@ def test_reused_run_keeps_its_provenance(tmp_path: Path) -> None:
     prov = first.runs[0]["provenance"]
     assert {"finished", "host", "versions", "perturbers", "encoders", "key", "threads",
             "gemm"} <= set(prov)
-    assert prov["threads"] >= 1 and prov["gemm"] in ("strict", "no-mkl")  # synrob asked MKL
+    assert prov["threads"] >= 1 and prov["gemm"] in ("strict", "no-mkl", "unknown")
     flip_version = get_registry().get("perturber", "flip").version
     assert prov["versions"]["synrob-probe"] and prov["perturbers"] == {"flip": flip_version}
     # simulate a run produced long ago by an older synrob
@@ -302,3 +302,34 @@ def test_perturbed_files_in_processes_equal_one_by_one_and_skip_built_ones(tmp_p
     assert [p.name for p in together] == [p.name for p in alone]  # in order, same recipes
     assert [p.read_bytes() for p in together] == [p.read_bytes() for p in alone]
     assert exp_data.perturbed_files(jobs, workers=2, min_bytes=0) == together  # found, not made
+
+
+def test_runs_in_mkls_default_mode_warn_once(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """MKL ignores an MKL_CBWR it does not know without a word: the runs record ``gemm:
+    default`` and the experiment says it once, however many runs it has."""
+    import warnings
+
+    import synrob.perturb.blas as blas
+    from synrob.perturb.blas import ReproducibilityWarning
+
+    monkeypatch.setattr(blas, "gemm_mode", lambda: "default")
+    monkeypatch.setenv("MKL_CBWR", "nonsense")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = run_experiment(FileChangeRate(limit=20), tmp_path / "res")
+    assert result.executed == 2 and {r["provenance"]["gemm"] for r in result.runs} == {"default"}
+    ours = [w for w in seen if issubclass(w.category, ReproducibilityWarning)]
+    assert len(ours) == 1
+    assert "MKL_CBWR='nonsense'" in str(ours[0].message)
+    assert "depend on the number of threads" in str(ours[0].message)
+
+
+def test_strict_runs_do_not_warn(tmp_path: Path) -> None:
+    import warnings
+
+    from synrob.perturb.blas import ReproducibilityWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReproducibilityWarning)
+        run_experiment(FileChangeRate(kinds="flip", limit=20), tmp_path / "res")

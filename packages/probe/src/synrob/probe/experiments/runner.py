@@ -26,12 +26,14 @@ from __future__ import annotations
 import functools
 import json
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from synrob.perturb.atomic import write_text_atomic
+from synrob.perturb.blas import ReproducibilityWarning, default_mode_warning
 from synrob.perturb.errors import ParameterError
 
 from ..html_report import write_report_html
@@ -156,8 +158,13 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     todo = [(i, s) for i, s in zip(ids, specs, strict=True)
             if force or not (runs_dir / f"{i}.json").exists()]
 
+    warned: list[bool] = []
+
     def save(run_id: str, spec: RunSpec, rows: list[Row], seconds: float,
              where: dict[str, Any]) -> None:
+        if where.get("gemm") == "default" and not warned:  # once per experiment
+            warnings.warn(default_mode_warning(), ReproducibilityWarning, stacklevel=2)
+            warned.append(True)
         provenance = {**where, **key_components(ckey_of[run_id]), "key": dict(spec.key)}
         _write_json(runs_dir / f"{run_id}.json", {
             "id": run_id, "key": dict(spec.key), "content_key": ckey_of[run_id],
