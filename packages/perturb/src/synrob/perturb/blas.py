@@ -13,7 +13,7 @@ the CPU, and both may split a product's sum between threads in some shapes:
   layer imports) is imported; a value the user set is kept.
 * **oneDNN** (bf16 products: AMX, AVX-512 BF16) has no such mode. On the same Xeon its bf16
   weight gradients differed between 1 and 2 threads at K = 740 and 760 rows. So a bf16 training
-  step computes its gradients on one thread (the probe layer's training does it).
+  step computes its products' gradients on one thread (the probe layer's training does it).
 
 :func:`gemm_mode` says which MKL mode the process runs in; each run records it, and an
 experiment whose runs ran in MKL's default mode warns once (:func:`default_mode_warning`):
