@@ -270,9 +270,12 @@ def unpack(kit: Path, dest: Path) -> None:
     parts = sorted(kit.glob("part*/kit.tar.xz.*"), key=lambda p: int(p.suffix[1:]))
     if not parts or [int(p.suffix[1:]) for p in parts] != list(range(1, len(parts) + 1)):
         sys.exit(f"{kit}: parts missing ({[p.name for p in parts]})")
+    home, into = kit.resolve(), dest.resolve()
+    if home == into or home.is_relative_to(into) or into.is_relative_to(home):
+        sys.exit(f"--dest {dest} would overwrite the kit {kit}: choose a folder apart from it")
+    data = b"".join(p.read_bytes() for p in parts)
     if dest.exists():
         shutil.rmtree(dest)
-    data = b"".join(p.read_bytes() for p in parts)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:xz") as tar:
         tar.extractall(dest, filter="data")
     manifest = json.loads((dest / "manifest.json").read_text())

@@ -97,3 +97,14 @@ def test_missing_or_damaged_parts_are_refused(tmp_path: Path) -> None:
     kit._pack(tmp_path / "stage2", tmp_path / "kit", 2000)
     bad = subprocess.run(run, capture_output=True, text=True)
     assert bad.returncode != 0 and "sha256 differs" in bad.stderr
+
+
+def test_a_destination_over_the_kit_is_refused_and_the_kit_kept(tmp_path: Path) -> None:
+    _small_stage(tmp_path / "stage")
+    parts = kit._pack(tmp_path / "stage", tmp_path / "kit", 2000)
+    for dest in (tmp_path / "kit", tmp_path, tmp_path / "kit" / "part1"):
+        run = subprocess.run([sys.executable, str(ROOT / "bench" / "device_kit.py"), "unpack",
+                              "--kit", str(tmp_path / "kit"), "--dest", str(dest)],
+                             capture_output=True, text=True)
+        assert run.returncode != 0 and "would overwrite the kit" in run.stderr
+        assert all(p.is_file() for p in parts)
