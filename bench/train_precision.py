@@ -1,4 +1,4 @@
-"""Benchmark and check: probe training in bf16 against fp32 on the same representations.
+"""Benchmark and check: probe training in bf16 (or TF32) against fp32 on the same representations.
 
 For each (probe, task) of ``--checks`` (default: the structural distance probe, full rank,
 the Hewitt & Manning regimen; the linear POS probe; the perceptron probe on parse trees),
@@ -15,8 +15,13 @@ training differs. Prints ``name: value`` lines:
   ``bf16_train_speedup_<check>`` (fp32 training seconds / bf16 training seconds, one run);
 * ``bf16_check_passed``: yes when every delta is within the tolerance.
 
+``--precision tfloat32 --device cuda`` checks TF32 training on an NVIDIA GPU of compute
+capability 8.0 or newer instead (the probes train and score there; the representations are
+still computed on the CPU): the same lines with ``tf32`` for ``bf16``. TF32 has not been
+checked yet, which is why ``auto`` never trains in it (:mod:`synrob.probe.train_precision`).
+
 Usage: ``python bench/train_precision.py [--layer 3] [--train-sentences 0] [--threads 2]
-[--checks distance,pos,parse]``.
+[--checks distance,pos,parse] [--precision bfloat16|tfloat32] [--device cpu]``.
 """
 
 from __future__ import annotations
@@ -58,8 +63,14 @@ def prepare(paths: list[str], layer: int) -> None:
         encode_corpus("minilm", p, layers="all", device="cpu", params=ENCODER_PARAMS)
 
 
-def check(name: str, data: dict, seed: int) -> tuple[list[tuple[str, object]], bool]:
-    """Train ``name``'s probe in fp32 and in bf16; its lines and whether it passed."""
+#: precision checked -> the short name its lines carry
+SHORT = {"bfloat16": "bf16", "tfloat32": "tf32"}
+
+
+def check(name: str, data: dict, seed: int, precision: str = "bfloat16", device: str = "cpu"
+          ) -> tuple[list[tuple[str, object]], bool]:
+    """Train ``name``'s probe in fp32 and in ``precision`` on ``device``; its lines and whether
+    it passed."""
     from synrob.perturb.dtype import BF16_TOLERANCE
     from synrob.perturb.plugins import get_registry
     from synrob.probe.probing import evaluate_probe, train_probe
@@ -68,22 +79,24 @@ def check(name: str, data: dict, seed: int) -> tuple[list[tuple[str, object]], b
     probe_name, task_name, params, metrics = CHECKS[name]
     out: list[tuple[str, object]] = []
     scores, seconds = {}, {}
-    for precision in ("float32", "bfloat16"):
+    short = SHORT[precision]
+    for prec in ("float32", precision):
         task = reg.get("task", task_name)()
-        probe = reg.get("probe", probe_name)(**params, train_precision=precision)
+        probe = reg.get("probe", probe_name)(**params, train_precision=prec)
         task.fit(data["train"][1])
-        module, log = train_probe(task, probe, data["train"], data["dev"], seed=seed)
-        scores[precision], _ = evaluate_probe(task, probe, module, *data["test"])
-        seconds[precision] = log.seconds
-        out.append((f"{name}_{precision}_epochs", len(log.dev_loss)))
-        out.append((f"{name}_{precision}_train_seconds", log.seconds))
+        module, log = train_probe(task, probe, data["train"], data["dev"], seed=seed,
+                                  device=device)
+        scores[prec], _ = evaluate_probe(task, probe, module, *data["test"], device=device)
+        seconds[prec] = log.seconds
+        out.append((f"{name}_{prec}_epochs", len(log.dev_loss)))
+        out.append((f"{name}_{prec}_train_seconds", log.seconds))
     ok = True
     for m in metrics:
-        a, b = scores["float32"][m], scores["bfloat16"][m]
-        out += [(f"{name}_fp32_test_{m}", a), (f"{name}_bf16_test_{m}", b),
-                (f"bf16_{name}_{m}_delta", abs(a - b))]
+        a, b = scores["float32"][m], scores[precision][m]
+        out += [(f"{name}_fp32_test_{m}", a), (f"{name}_{short}_test_{m}", b),
+                (f"{short}_{name}_{m}_delta", abs(a - b))]
         ok = ok and abs(a - b) <= BF16_TOLERANCE
-    out.append((f"bf16_train_speedup_{name}", seconds["float32"] / seconds["bfloat16"]))
+    out.append((f"{short}_train_speedup_{name}", seconds["float32"] / seconds[precision]))
     return out, ok
 
 
@@ -95,6 +108,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--checks", default="distance,pos,parse")
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--precision", choices=sorted(SHORT), default="bfloat16")
+    ap.add_argument("--device", default="cpu", help="where the probes train (cpu, cuda...)")
     ap.add_argument("--prepare", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.prepare:
@@ -125,18 +140,22 @@ def main() -> None:
     print(f"cpu_model: {_cpu_model()}")
     print(f"native_bf16: {str(native_bf16('cpu')).lower()}")
     print(f"threads: {args.threads}")
+    print(f"device: {args.device}")
+    if args.device.startswith("cuda"):
+        print(f"gpu: {torch.cuda.get_device_name(args.device)}")
+    print(f"precision: {args.precision}")
     source = encoder_features("minilm", device="cpu", params=ENCODER_PARAMS)
     data = {k: (source(str(p), args.layer), load_gold(p)) for k, p in paths.items()}
     passed = True
     for name in args.checks.split(","):
         t0 = time.perf_counter()
-        lines, ok = check(name.strip(), data, args.seed)
+        lines, ok = check(name.strip(), data, args.seed, args.precision, args.device)
         passed = passed and ok
         for key, value in lines:
             print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}",
                   flush=True)
         print(f"{name}_check_seconds: {time.perf_counter() - t0:.1f}", flush=True)
-    print(f"bf16_check_passed: {'yes' if passed else 'no'}")
+    print(f"{SHORT[args.precision]}_check_passed: {'yes' if passed else 'no'}")
 
 
 if __name__ == "__main__":

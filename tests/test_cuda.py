@@ -177,3 +177,37 @@ def test_cuda_perceptron_training_gives_the_same_weights_every_run() -> None:
         fit(probe, module, data, data, seed=0)
         weights.append(module.proj.detach().cpu())
     assert torch.equal(weights[0], weights[1])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() < (8, 0),
+                    reason="needs an NVIDIA GPU with TF32 (compute capability 8.0 or newer)")
+def test_cuda_tfloat32_training_runs_in_tf32_and_stays_near_fp32() -> None:
+    """``train_precision=tfloat32``: the training's products run in TF32 (other weights than
+    fp32's), the distances of the loss in IEEE fp32, the flag is the caller's again after, and
+    the trained probe's predictions stay close to fp32 training's."""
+    from synrob.probe.probes import StructuralProbe
+    from synrob.probe.training import Features, fit, make_batches, predict
+
+    rng = np.random.default_rng(0)
+    lens = [int(n) for n in rng.integers(3, 25, size=200)]
+    sents = [rng.normal(size=(n, 128)).astype(np.float32) for n in lens]
+    for s in sents:
+        s[:, 0] += np.arange(len(s))  # distances |i - j| are learnable
+    feats = Features.from_sentences(sents)
+    targets = [np.abs(np.arange(n)[:, None] - np.arange(n)[None]).astype(np.float32)
+               for n in lens]
+    before = torch.backends.cuda.matmul.fp32_precision
+    out = {}
+    for precision in ("float32", "tfloat32"):
+        probe = StructuralProbe(epochs=4, rank=64, lr=0.01, train_precision=precision)
+        torch.manual_seed(0)
+        module = probe.build(128, 0, "distance").cuda()
+        data = make_batches(feats, "distance", targets, batch_size=20, device="cuda")
+        fit(probe, module, data, data, seed=0)
+        out[precision] = (module.proj.detach().cpu(), predict(probe, module, data))
+    assert torch.backends.cuda.matmul.fp32_precision == before
+    (w32, p32), (w19, p19) = out["float32"], out["tfloat32"]
+    assert not torch.equal(w32, w19)  # TF32 really ran
+    worst = max(float(np.abs(a - b).max() / (np.abs(a).max() + 1e-6))
+                for a, b in zip(p32, p19, strict=True))
+    assert worst < 0.05

@@ -271,3 +271,101 @@ def _all_nodes(root):
             out.append(node)
             todo.extend(c for c, _ in node.next_functions)
     return out
+
+
+def _fake_gpu(monkeypatch, capability: tuple[int, int], cuda: str | None = "12.4") -> None:
+    """This CPU-only torch as if a CUDA GPU of ``capability`` were present."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+
+
+def test_tfloat32_is_refused_where_there_is_no_tf32(monkeypatch):
+    from synrob.probe.train_precision import tf32_capable
+
+    with pytest.raises(ParameterError, match="tfloat32 needs an NVIDIA GPU of compute "
+                                             "capability 8.0 or newer .* trains on cpu"):
+        resolve_train_precision("tfloat32", "cpu", "minilm", "structural")
+    with pytest.raises(ParameterError, match="tfloat32"), autocast("tfloat32", "cpu"):
+        pass  # never fp32 under TF32's name
+    assert not tf32_capable("mps")
+    _fake_gpu(monkeypatch, (7, 5))  # Turing: no TF32
+    with pytest.raises(ParameterError, match="trains on cuda:0"):
+        resolve_train_precision("TFloat32", "cuda:0", "minilm", "structural")
+    _fake_gpu(monkeypatch, (9, 0), cuda=None)  # a ROCm build
+    assert not tf32_capable("cuda")
+    _fake_gpu(monkeypatch, (8, 0))
+    assert tf32_capable("cuda:0") and tf32_capable(torch.device("cuda", 0))
+    assert resolve_train_precision("tfloat32", "cuda:0", "smollm2", "mlp") == "tfloat32"
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", "1")
+    assert resolve_train_precision("auto", "cuda:0", "minilm", "structural") == "bfloat16"
+    monkeypatch.setenv("SYNROB_NATIVE_BF16", "0")
+    assert resolve_train_precision("auto", "cuda:0", "minilm", "structural") == "float32"
+
+
+def test_tfloat32_steps_run_their_products_in_tf32_and_distances_in_ieee(monkeypatch):
+    from synrob.probe.train_precision import fp32_region
+
+    _fake_gpu(monkeypatch, (8, 0))
+    flags = torch.backends.cuda.matmul
+    before = flags.fp32_precision
+    with autocast("tfloat32", "cuda"):
+        assert flags.fp32_precision == "tf32"
+        with fp32_region("cuda"):
+            assert flags.fp32_precision == "ieee"
+        assert flags.fp32_precision == "tf32"
+    assert flags.fp32_precision == before
+    with pytest.raises(RuntimeError, match="boom"), autocast("tfloat32", "cuda"):
+        raise RuntimeError("boom")
+    assert flags.fp32_precision == before
+    with autocast("float32", "cuda"), fp32_region("cpu"):
+        assert flags.fp32_precision == before  # fp32 and bf16 steps leave the flag alone
+
+
+def test_a_tfloat32_backward_pass_runs_in_tf32(monkeypatch):
+    _fake_gpu(monkeypatch, (8, 6))
+    seen = []
+
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen.append(torch.backends.cuda.matmul.fp32_precision)
+            return grad * 2.0
+
+    before = torch.backends.cuda.matmul.fp32_precision
+    x = torch.ones(3, requires_grad=True)
+    backward(Probe.apply(x).sum(), "tfloat32", "cuda")
+    backward(Probe.apply(x).sum(), "float32", "cuda")
+    assert seen == ["tf32", before]
+    assert torch.backends.cuda.matmul.fp32_precision == before
+    assert x.grad.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_synrob_probe_refuses_tfloat32_on_the_cpu_in_one_line(cli, tmp_path):
+    from synrob.perturb.corpus import read_conllu, write_conllu
+
+    from tests.conftest import EWT_DIR
+
+    small = tmp_path / "dev.conllu"
+    sents = list(read_conllu(EWT_DIR / "en_ewt-ud-dev.conllu"))[:20]
+    write_conllu(sents, small)
+    res = cli(["probe", "--encoder", "glove-6b-50d", "--layer", "0", "--train", small,
+               "--dev", small, "--test", small, "--device", "cpu",
+               "-p", "train_precision=tfloat32"])
+    assert res.exit_code != 0
+    assert "Traceback" not in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "tfloat32 needs an NVIDIA GPU" in lines[0], res.stderr
+
+
+def test_the_jabberwocky_experiment_refuses_tfloat32_on_the_cpu_before_any_work(cli, tmp_path):
+    res = cli(["run", "jabberwocky", "--preset", "demo", "-p", "train_precision=tfloat32",
+               "--device", "cpu", "-o", tmp_path / "out"])
+    assert res.exit_code != 0
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "tfloat32 needs an NVIDIA GPU" in lines[0], res.stderr
+    assert not (tmp_path / "out" / "data").exists()  # nothing perturbed

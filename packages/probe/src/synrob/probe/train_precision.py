@@ -8,6 +8,14 @@
   come back in fp32). The structural probe's pairwise distances are computed in fp32 from the
   bf16 projection, since the Gram trick ``|t_i|^2 + |t_j|^2 - 2 t_i.t_j`` cancels
   catastrophically in bf16. Predictions and every reported score are always computed in fp32;
+* ``tfloat32`` (NVIDIA GPUs of compute capability 8.0 or newer only: Ampere and later): the
+  training steps' and dev losses' fp32 matrix products run on the tensor cores in TF32 (inputs
+  rounded to a 10-bit mantissa, fp32 accumulation), forward and backward; everything is stored
+  in fp32. The structural probe's forward distances stay full fp32 (:func:`fp32_region`), for
+  the same cancellation; predictions and scores are full fp32. It is never what ``auto``
+  resolves to: unlike bf16 it has not been checked on EWT against the tolerance (no GPU was
+  lent when it was written; ``python bench/train_precision.py --precision tfloat32`` on one is
+  the check). Anywhere else it is a :class:`ParameterError`, never fp32 under its name;
 * ``auto`` (default): ``bfloat16`` when both hold, else ``float32``: the device computes bf16
   natively (:func:`synrob.perturb.dtype.native_bf16`, with its ``SYNROB_NATIVE_BF16``
   override, so the test suite trains in fp32 on every CPU) and the (model, probe) pair is in
@@ -39,12 +47,12 @@ if TYPE_CHECKING:
 
 __all__ = ["PRECISIONS", "PRECISION_HELP", "TRAIN_BF16_CHECKED", "resolve_train_precision",
            "resolve_probe_precision", "autocast", "backward", "fp32_region", "checked",
-           "table_dtype"]
+           "table_dtype", "tf32_capable"]
 
-PRECISIONS = ("auto", "float32", "bfloat16")
+PRECISIONS = ("auto", "float32", "bfloat16", "tfloat32")
 PRECISION_HELP = ("training precision: auto (bf16 autocast, fp32 master weights, on hardware "
-                  "with native bf16 for a checked model and probe; else float32), float32 or "
-                  "bfloat16")
+                  "with native bf16 for a checked model and probe; else float32), float32, "
+                  "bfloat16 or tfloat32 (TF32 products; NVIDIA Ampere or newer only)")
 #: probe name -> the models (as named to synrob) with which its bf16 training passed the check
 #: (``python bench/train_precision.py``: MiniLM layer 3, all of EWT, fp32 representations;
 #: 2026-11-26, AMD EPYC with avx512_bf16): |bf16 - fp32| test UUAS 0.0001 and DSpr 0.0013
@@ -67,9 +75,32 @@ def resolve_train_precision(spec: str, device: str, model: str | None, probe: st
     low = str(spec).strip().lower()
     if low not in PRECISIONS:
         raise ParameterError(f"invalid probe precision {spec!r}: use {', '.join(PRECISIONS)}")
+    if low == "tfloat32":
+        _require_tf32(device)
     if low != "auto":
         return low
     return "bfloat16" if native_bf16(device) and checked(model, probe) else "float32"
+
+
+def tf32_capable(device: Any) -> bool:
+    """Whether ``device`` (a torch device or its name) computes fp32 products in TF32: an
+    NVIDIA GPU of compute capability 8.0 or newer (Ampere and later)."""
+    if _device_type(device) != "cuda":
+        return False
+    import torch
+
+    if not torch.cuda.is_available() or torch.version.cuda is None:  # ROCm has no TF32 here
+        return False
+    return tuple(torch.cuda.get_device_capability(device)) >= (8, 0)
+
+
+def _require_tf32(device: Any) -> None:
+    """A :class:`ParameterError` unless ``device`` has TF32 (:func:`tf32_capable`)."""
+    if not tf32_capable(device):
+        raise ParameterError(
+            f"train_precision=tfloat32 needs an NVIDIA GPU of compute capability 8.0 or newer "
+            f"(Ampere and later), and the probe trains on {device}: use float32, bfloat16 or "
+            "auto there")
 
 
 def resolve_probe_precision(probe: Probe, device: str, model: str | None) -> str:
@@ -94,8 +125,14 @@ def table_dtype(probe: Probe) -> Any:
 
 @contextlib.contextmanager
 def autocast(precision: str, device: Any) -> Iterator[None]:
-    """The autocast context of a training step: bf16 for ``bfloat16``, nothing otherwise
-    (``auto`` not resolved: fp32). ``device`` is a torch device or its name."""
+    """The context of a training step's forward pass: bf16 autocast for ``bfloat16``, TF32
+    products for ``tfloat32`` (a :class:`ParameterError` on a device without TF32), nothing
+    otherwise (``auto`` not resolved: fp32). ``device`` is a torch device or its name."""
+    if precision == "tfloat32":
+        _require_tf32(device)
+        with _cuda_matmul("tf32"):
+            yield
+        return
     if precision != "bfloat16":
         yield
         return
@@ -103,6 +140,21 @@ def autocast(precision: str, device: Any) -> Iterator[None]:
 
     with torch.autocast(_device_type(device), dtype=torch.bfloat16):
         yield
+
+
+@contextlib.contextmanager
+def _cuda_matmul(mode: str) -> Iterator[None]:
+    """cuBLAS's fp32 products in ``mode`` (``tf32`` or ``ieee``) inside, the caller's setting
+    again after (torch's ``torch.backends.cuda.matmul.fp32_precision``, a process-wide flag)."""
+    import torch
+
+    flags = torch.backends.cuda.matmul
+    before = flags.fp32_precision
+    flags.fp32_precision = mode
+    try:
+        yield
+    finally:
+        flags.fp32_precision = before
 
 
 #: autograd's nodes of matrix products: their backward is a product too (a weight gradient)
@@ -115,7 +167,12 @@ def backward(loss: torch.Tensor, precision: str, device: Any) -> None:
     product's gradient node runs on one thread (the rest of the pass on the run's threads):
     oneDNN's bf16 weight gradients round differently on other thread counts in some shapes, so
     the weights would depend on the run's share of the cores (:mod:`synrob.perturb.blas`).
-    fp32 products need no such rule: MKL's strict mode gives the same bits on any count."""
+    fp32 products need no such rule: MKL's strict mode gives the same bits on any count.
+    For ``tfloat32`` the backward pass's products run in TF32 too (:func:`autocast`)."""
+    if precision == "tfloat32":
+        with autocast(precision, device):
+            loss.backward()
+        return
     if precision != "bfloat16" or _device_type(device) != "cpu":
         loss.backward()
         return
@@ -168,11 +225,19 @@ def _bf16_product_nodes(root: Any) -> list[Any]:
     return out
 
 
-def fp32_region(device: Any) -> contextlib.AbstractContextManager[Any]:
-    """A region where autocast is off (fp32 products inside a bf16 step)."""
+@contextlib.contextmanager
+def fp32_region(device: Any) -> Iterator[None]:
+    """A region of full fp32 products inside a bf16 or TF32 step: autocast off, and on a GPU
+    cuBLAS's fp32 products in IEEE fp32 (the caller's TF32 setting again after)."""
     import torch
 
-    return torch.autocast(_device_type(device), enabled=False)
+    kind = _device_type(device)
+    with torch.autocast(kind, enabled=False):
+        if kind == "cuda":
+            with _cuda_matmul("ieee"):
+                yield
+        else:
+            yield
 
 
 def _device_type(device: Any) -> str:

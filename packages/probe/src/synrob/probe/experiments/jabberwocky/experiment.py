@@ -197,6 +197,9 @@ class JabberwockyExperiment(Experiment):
         from synrob.probe.representations import LoadedEncoders
 
         self._check()
+        for enc in self._encoders():  # a precision this device lacks fails before any work
+            for probe in self.list("probes"):
+                self._precision(enc["encoder"], probe, ctx)
         with ctx.stage("perturbation"):
             files = self._files(ctx)
         paths = [*files["clean"].values(), *(p for d in files["draws"] for p in d.values())]
