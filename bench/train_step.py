@@ -1,0 +1,203 @@
+"""Where a structural probe's training step goes, against its FLOP floor (prints ``name: value``).
+
+The step timed is :func:`synrob.probe.training.fit`'s for the structural distance probe (full
+rank, batches of 20 sentences: the jabberwocky preset's), on synthetic vectors of MiniLM's size
+shaped like the first ``--sentences`` EWT train sentences (the values do not change the work),
+in fp32 on ``--threads`` threads. Over ``--epochs`` epochs after one warm-up, each phase is
+timed on its own and summed; per step (mean over the epoch's batches), in ms:
+
+* ``gather_ms`` (the batch's vectors from the table), ``projection_ms`` (``t = h B``, the first
+  product), ``loss_ms`` (the distances by the Gram trick and the L1 loss), ``backward_ms`` and
+  ``adam_ms``; ``step_ms`` is their sum;
+* ``products_ms``: the step's two products at the floor (``h B`` and the weight gradient
+  ``hᵀ dt``, the same shapes) timed alone, back to back;
+* ``floor_ms``: what bench/experiment_floor.py counts for a training step (the projection and
+  its weight gradient over the real words, the Gram products, 3x for their backward) at this
+  machine's ``matmul_gflops_fp32`` (the best of ``--repeats`` measurements of
+  bench/encode.py's large linear layer);
+* ``step_over_floor``, ``products_over_floor`` and ``rest_over_floor`` (``step_ms`` less
+  ``products_ms``, over the floor): a run's ``runs_over_floor`` cannot be below its steps'
+  ``step_over_floor`` (its dev losses and scoring only add), and ``rest_over_floor`` is what
+  the step spends beyond the two products it cannot skip.
+
+With ``--layers N`` (default 7, MiniLM's), the same for N layers trained in one pass
+(:func:`synrob.probe.training.fit_layers`'s step: ``fused_loss`` and N Adams), per layer:
+``fused_step_ms_per_layer`` and ``fused_step_over_floor``; ``--layers 1`` skips it.
+
+Usage: ``python bench/train_step.py [--sentences 2000] [--threads 2] [--epochs 3]
+[--layers 7] [--repeats 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+EWT = Path(os.environ.get("SYNROB_EWT_DIR",
+                          Path(__file__).resolve().parents[2] / "shared" / "data" / "ud" / "en_ewt"))
+DIM = 384  # MiniLM's hidden size; the probe is full rank
+BATCH = 20
+PHASES = ("gather", "projection", "loss", "backward", "adam")
+
+
+def lengths(n: int) -> list[int]:
+    """Word counts of the first ``n`` EWT train sentences."""
+    from synrob.perturb.corpus import read_conllu
+
+    return [len(s.forms) for s in islice(read_conllu(EWT / "en_ewt-ud-train.conllu"), n)]
+
+
+def data(lens: list[int], layers: int, seed: int = 0) -> tuple[Any, list[Any]]:
+    """:func:`synrob.probe.training.make_layer_batches` of ``layers`` synthetic layers."""
+    import numpy as np
+    from synrob.probe.training import Features, make_layer_batches
+
+    rng = np.random.default_rng(seed)
+    feats = [Features.from_sentences([rng.standard_normal((n, DIM)).astype(np.float32)
+                                      for n in lens]) for _ in range(layers)]
+    gold = [np.abs(np.arange(n)[:, None] - np.arange(n)[None]).astype(np.float32) for n in lens]
+    return make_layer_batches(feats, "distance", gold, batch_size=BATCH), feats
+
+
+def step_parts(lens: list[int], epochs: int) -> dict[str, float]:
+    """Mean ms per step of each phase of one layer's training step, over ``epochs`` epochs."""
+    from synrob.probe.optim import Adam
+    from synrob.probe.probes import StructuralProbe
+    from synrob.probe.probes.structural import _l1_loss
+
+    batches, _ = data(lens, 1)
+    one = batches.layer(0)
+    probe = StructuralProbe(train_precision="float32")
+    module = probe.build(DIM, 0, "distance")
+    optim = Adam(module.parameters(), lr=probe.options["lr"])
+    total = dict.fromkeys(PHASES, 0.0)
+    for epoch in range(epochs + 1):  # the first is a warm-up
+        for b in one.batches:
+            t = [time.perf_counter()]
+            x = one.x(b)
+            t.append(time.perf_counter())
+            optim.zero_grad()
+            proj = module(x)
+            t.append(time.perf_counter())
+            loss = _l1_loss("distance", proj, b)
+            t.append(time.perf_counter())
+            loss.backward()
+            t.append(time.perf_counter())
+            optim.step()
+            t.append(time.perf_counter())
+            if epoch:
+                for k, name in enumerate(PHASES):
+                    total[name] += t[k + 1] - t[k]
+    steps = epochs * len(one.batches)
+    return {name: 1e3 * s / steps for name, s in total.items()}
+
+
+def products_ms(lens: list[int], epochs: int) -> float:
+    """Mean ms per step of ``h B`` and ``hᵀ dt`` alone, at each batch's shapes."""
+    import torch
+
+    batches, _ = data(lens, 1)
+    one = batches.layer(0)
+    weight = torch.randn(DIM, DIM)
+    xs = [one.x(b).reshape(-1, DIM) for b in one.batches]
+    grads = [torch.randn(x.shape[0], DIM) for x in xs]
+    with torch.no_grad():
+        for x, g in zip(xs, grads, strict=True):  # warm-up
+            x @ weight, x.T @ g
+        t0 = time.perf_counter()
+        for _ in range(epochs):
+            for x, g in zip(xs, grads, strict=True):
+                x @ weight
+                x.T @ g
+    return 1e3 * (time.perf_counter() - t0) / (epochs * len(xs))
+
+
+def fused_step_ms(lens: list[int], layers: int, epochs: int) -> float:
+    """Mean ms per step of ``layers`` layers' fused training step (all phases)."""
+    import torch
+    from synrob.probe.optim import Adam
+    from synrob.probe.probes import StructuralProbe
+
+    batches, _ = data(lens, layers)
+    probe = StructuralProbe(train_precision="float32")
+    modules = [probe.build(DIM, 0, "distance") for _ in range(layers)]
+    optims = [Adam(m.parameters(), lr=probe.options["lr"]) for m in modules]
+    index = torch.arange(layers)
+    seconds = 0.0
+    for epoch in range(epochs + 1):
+        t0 = time.perf_counter()
+        for b in batches.batches:
+            for o in optims:
+                o.zero_grad()
+            probe.fused_loss(modules, batches.x(b, index), b).sum().backward()
+            for o in optims:
+                o.step()
+        if epoch:
+            seconds += time.perf_counter() - t0
+    return 1e3 * seconds / (epochs * len(batches.batches))
+
+
+def floor_flop_per_step(lens: list[int]) -> float:
+    """bench/experiment_floor.py's training FLOPs of one epoch over ``lens``, per step."""
+    from experiment_floor import _epoch_flop  # bench/ is this script's directory
+
+    corpus = (sum(lens), sum(n * n for n in lens))
+    steps = -(-len(lens) // BATCH)
+    return _epoch_flop(corpus, DIM, DIM, train=True) / steps
+
+
+def _cpu_model() -> str:
+    path = Path("/proc/cpuinfo")
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sentences", type=int, default=2000)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--layers", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=10)
+    args = ap.parse_args()
+    import torch
+    from experiment_floor import _gflops
+
+    torch.set_num_threads(args.threads)
+    lens = lengths(args.sentences)
+    parts = step_parts(lens, args.epochs)
+    prod = products_ms(lens, args.epochs)
+    gflops = max(_gflops(args.threads, args.repeats))
+    floor = 1e3 * floor_flop_per_step(lens) / (gflops * 1e9)
+    step = sum(parts.values())
+    print(f"cpu_model: {_cpu_model()}")
+    print(f"threads: {args.threads}")
+    print(f"sentences: {len(lens)}")
+    print(f"steps_per_epoch: {-(-len(lens) // BATCH)}")
+    print(f"matmul_gflops_fp32: {gflops:.1f}")
+    for name, ms in parts.items():
+        print(f"{name}_ms: {ms:.3f}")
+    print(f"step_ms: {step:.3f}")
+    print(f"products_ms: {prod:.3f}")
+    print(f"floor_ms: {floor:.3f}")
+    print(f"step_over_floor: {step / floor:.2f}")
+    print(f"products_over_floor: {prod / floor:.2f}")
+    print(f"rest_over_floor: {(step - prod) / floor:.2f}")
+    if args.layers > 1:
+        fused = fused_step_ms(lens, args.layers, args.epochs) / args.layers
+        print(f"fused_layers: {args.layers}")
+        print(f"fused_step_ms_per_layer: {fused:.3f}")
+        print(f"fused_step_over_floor: {fused / floor:.2f}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
