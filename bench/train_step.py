@@ -20,6 +20,13 @@ timed on its own and summed; per step (mean over the epoch's batches), in ms:
   ``step_over_floor`` (its dev losses and scoring only add), and ``rest_over_floor`` is what
   the step spends beyond the two products it cannot skip.
 
+``prototype_step_ms`` and ``prototype_step_over_floor`` time the same step in other arithmetic,
+which synrob does not use because it changes the trained weights' bits (and so every fp32 figure
+of the docs): the distances' gradient written by hand (:func:`prototype_loss_grad`: one batched
+product ``G t`` instead of autograd's three, no tensor of squares) and torch's fused Adam kernel
+(``torch._fused_adam_``, one pass over the weights instead of seven). It says how far from the
+floor a step of eager torch kernels gets when the bits may move.
+
 With ``--layers N`` (default 7, MiniLM's), the same for N layers trained in one pass
 (:func:`synrob.probe.training.fit_layers`'s step: ``fused_loss`` and N Adams), per layer:
 ``fused_step_ms_per_layer`` and ``fused_step_over_floor``; ``--layers 1`` skips it.
@@ -118,6 +125,52 @@ def products_ms(lens: list[int], epochs: int) -> float:
     return 1e3 * (time.perf_counter() - t0) / (epochs * len(xs))
 
 
+def prototype_loss_grad(x: Any, weight: Any, batch: Any) -> tuple[Any, Any]:
+    """The structural distance loss of ``batch`` (its vectors ``x`` (b, L, dim)) and its gradient
+    for ``weight`` (dim, rank), by hand: with ``g`` the loss's derivative in each distance,
+    ``dL/dt = 2 (rowsum(G) t - G t)`` for ``G = g + gᵀ``. Equal to autograd's up to fp32
+    rounding (tests/test_bench_train_step.py)."""
+    import torch
+
+    b, width, dim = x.shape
+    flat = x.reshape(-1, dim)
+    t = (flat @ weight).reshape(b, width, -1)
+    gram = torch.bmm(t, t.transpose(1, 2))
+    sq = torch.diagonal(gram, dim1=1, dim2=2)
+    raw = sq[:, :, None] + sq[:, None, :] - 2.0 * gram
+    diff = raw.clamp_min(0.0) - batch.y
+    n = batch.lengths.to(x.dtype)
+    pairs = (batch.mask[:, :, None] & batch.mask[:, None, :]).to(x.dtype)
+    scale = pairs / (n * n)[:, None, None] / b
+    g = torch.sign(diff) * scale * (raw > 0)
+    sym = g + g.transpose(1, 2)
+    dt = torch.baddbmm(sym.sum(-1, keepdim=True) * t, sym, t, alpha=-1.0).mul_(2.0)
+    return (diff.abs() * scale).sum(), flat.T @ dt.reshape(b * width, -1)
+
+
+def prototype_ms(lens: list[int], epochs: int) -> float:
+    """Mean ms per step of the prototype step: gather, :func:`prototype_loss_grad`, fused Adam."""
+    import torch
+    from synrob.probe.probes import StructuralProbe
+
+    batches, _ = data(lens, 1)
+    one = batches.layer(0)
+    weight = StructuralProbe().build(DIM, 0, "distance").proj.detach().clone()
+    moments = [torch.zeros_like(weight), torch.zeros_like(weight)]
+    count = torch.zeros(())
+    seconds = 0.0
+    for epoch in range(epochs + 1):
+        t0 = time.perf_counter()
+        for b in one.batches:
+            _, grad = prototype_loss_grad(one.x(b), weight, b)
+            torch._fused_adam_([weight], [grad], [moments[0]], [moments[1]], [], [count],
+                               lr=0.003, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8,
+                               amsgrad=False, maximize=False)
+        if epoch:
+            seconds += time.perf_counter() - t0
+    return 1e3 * seconds / (epochs * len(one.batches))
+
+
 def fused_step_ms(lens: list[int], layers: int, epochs: int) -> float:
     """Mean ms per step of ``layers`` layers' fused training step (all phases)."""
     import torch
@@ -191,6 +244,9 @@ def main() -> None:
     print(f"step_over_floor: {step / floor:.2f}")
     print(f"products_over_floor: {prod / floor:.2f}")
     print(f"rest_over_floor: {(step - prod) / floor:.2f}")
+    proto = prototype_ms(lens, args.epochs)
+    print(f"prototype_step_ms: {proto:.3f}")
+    print(f"prototype_step_over_floor: {proto / floor:.2f}")
     if args.layers > 1:
         fused = fused_step_ms(lens, args.layers, args.epochs) / args.layers
         print(f"fused_layers: {args.layers}")

@@ -34,6 +34,30 @@ def test_the_floor_of_a_step_is_experiment_floors_count() -> None:
     assert bench.floor_flop_per_step(lens) == pytest.approx(want, rel=1e-12)
 
 
+def test_the_prototypes_gradient_is_autograds() -> None:
+    """The hand-written gradient of the prototype step is the structural probe's loss's
+    gradient (autograd through synrob's loss), up to fp32 rounding."""
+    import numpy as np
+    import torch
+    from synrob.probe.probes.structural import _l1_loss
+    from synrob.probe.training import Features, make_batches
+
+    bench = _bench()
+    rng = np.random.default_rng(0)
+    lens = [1, 2, 5, 9, 9, 14]
+    feats = Features.from_sentences([rng.normal(size=(n, 12)).astype(np.float32) for n in lens])
+    gold = [np.abs(np.arange(n)[:, None] - np.arange(n)[None]).astype(np.float32) for n in lens]
+    data = make_batches(feats, "distance", gold, batch_size=4)
+    weight = torch.from_numpy(rng.normal(0, 0.3, (12, 6)).astype(np.float32))
+    for b in data.batches:
+        w = weight.clone().requires_grad_(True)
+        loss = _l1_loss("distance", data.x(b) @ w, b)
+        loss.backward()
+        mine, grad = bench.prototype_loss_grad(data.x(b), weight, b)
+        assert float(mine) == pytest.approx(loss.item(), rel=1e-5)
+        assert torch.allclose(grad, w.grad, rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.slow
 def test_train_step_bench_prints_parts_that_add_up(ewt_dir: Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "train_step.py"),
@@ -51,4 +75,5 @@ def test_train_step_bench_prints_parts_that_add_up(ewt_dir: Path) -> None:
     assert float(lines["step_over_floor"]) == pytest.approx(step / floor, abs=0.01)
     rest = (step - float(lines["products_ms"])) / floor
     assert float(lines["rest_over_floor"]) == pytest.approx(rest, abs=0.01)
+    assert float(lines["prototype_step_over_floor"]) > 0
     assert lines["fused_layers"] == "2" and float(lines["fused_step_ms_per_layer"]) > 0
