@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from itertools import islice
@@ -205,14 +204,6 @@ def floor_flop_per_step(lens: list[int]) -> float:
     return _epoch_flop(corpus, DIM, DIM, train=True) / steps
 
 
-def _cpu_model() -> str:
-    path = Path("/proc/cpuinfo")
-    for line in path.read_text().splitlines() if path.exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=2000)
@@ -222,7 +213,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=10)
     args = ap.parse_args()
     import torch
-    from experiment_floor import _gflops
+    from experiment_floor import _gflops  # bench/ is this script's directory
+    from mst import cpu_model
 
     torch.set_num_threads(args.threads)
     lens = lengths(args.sentences)
@@ -231,7 +223,7 @@ def main() -> None:
     gflops = max(_gflops(args.threads, args.repeats))
     floor = 1e3 * floor_flop_per_step(lens) / (gflops * 1e9)
     step = sum(parts.values())
-    print(f"cpu_model: {_cpu_model()}")
+    print(f"cpu_model: {cpu_model()}")
     print(f"threads: {args.threads}")
     print(f"sentences: {len(lens)}")
     print(f"steps_per_epoch: {-(-len(lens) // BATCH)}")
