@@ -318,8 +318,15 @@ def test_tfloat32_steps_run_their_products_in_tf32_and_distances_in_ieee(monkeyp
     with pytest.raises(RuntimeError, match="boom"), autocast("tfloat32", "cuda"):
         raise RuntimeError("boom")
     assert flags.fp32_precision == before
-    with autocast("float32", "cuda"), fp32_region("cpu"):
-        assert flags.fp32_precision == before  # fp32 and bf16 steps leave the flag alone
+    with fp32_region("cpu"):
+        assert flags.fp32_precision == before  # the CPU's products know no TF32 flag
+    flags.fp32_precision = "tf32"  # a caller's TF32 does not reach a float32 step on a GPU
+    try:
+        with autocast("float32", "cuda"):
+            assert flags.fp32_precision == "ieee"
+        assert flags.fp32_precision == "tf32"
+    finally:
+        flags.fp32_precision = before
 
 
 def test_a_tfloat32_backward_pass_runs_in_tf32(monkeypatch):
@@ -338,11 +345,14 @@ def test_a_tfloat32_backward_pass_runs_in_tf32(monkeypatch):
 
     before = torch.backends.cuda.matmul.fp32_precision
     x = torch.ones(3, requires_grad=True)
-    backward(Probe.apply(x).sum(), "tfloat32", "cuda")
-    backward(Probe.apply(x).sum(), "float32", "cuda")
-    assert seen == ["tf32", before]
-    assert torch.backends.cuda.matmul.fp32_precision == before
-    assert x.grad.tolist() == [4.0, 4.0, 4.0]
+    for precision in ("tfloat32", "float32", "bfloat16"):
+        backward(Probe.apply(x).sum(), precision, "cuda")
+    backward(Probe.apply(x).sum(), "float32", "cpu")
+    assert seen == ["tf32", "ieee", "ieee", before]  # on a GPU what the key says, whatever
+    assert torch.backends.cuda.matmul.fp32_precision == before  # the caller's flag says
+    assert x.grad.tolist() == [8.0, 8.0, 8.0]
+    with pytest.raises(ParameterError, match="tfloat32"):
+        backward(Probe.apply(x).sum(), "tfloat32", "cpu")
 
 
 def test_synrob_probe_refuses_tfloat32_on_the_cpu_in_one_line(cli, tmp_path):
@@ -369,3 +379,13 @@ def test_the_jabberwocky_experiment_refuses_tfloat32_on_the_cpu_before_any_work(
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "tfloat32 needs an NVIDIA GPU" in lines[0], res.stderr
     assert not (tmp_path / "out" / "data").exists()  # nothing perturbed
+
+
+def test_predictions_stay_fp32_inside_a_callers_autocast():
+    """``predict`` scores in fp32 even when the caller runs it under bf16 autocast."""
+    module, plain = _train("float32")
+    (dv, dv_y) = _data(20, 1)
+    probe = StructuralProbe(rank=8, train_precision="float32")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        inside = predict(probe, module, make_batches(dv, "distance", dv_y, batch_size=8))
+    assert all(np.array_equal(a, b) for a, b in zip(plain, inside, strict=True))

@@ -126,15 +126,21 @@ def table_dtype(probe: Probe) -> Any:
 @contextlib.contextmanager
 def autocast(precision: str, device: Any) -> Iterator[None]:
     """The context of a training step's forward pass: bf16 autocast for ``bfloat16``, TF32
-    products for ``tfloat32`` (a :class:`ParameterError` on a device without TF32), nothing
-    otherwise (``auto`` not resolved: fp32). ``device`` is a torch device or its name."""
+    products for ``tfloat32`` (a :class:`ParameterError` on a device without TF32), fp32
+    otherwise (``auto`` not resolved: fp32). On a GPU, fp32 means IEEE fp32, whatever torch's
+    TF32 flags say outside, so that ``float32`` in a run's key is what ran. ``device`` is a
+    torch device or its name."""
     if precision == "tfloat32":
         _require_tf32(device)
         with _cuda_matmul("tf32"):
             yield
         return
     if precision != "bfloat16":
-        yield
+        if _device_type(device) == "cuda":
+            with _cuda_matmul("ieee"):
+                yield
+        else:
+            yield
         return
     import torch
 
@@ -168,9 +174,12 @@ def backward(loss: torch.Tensor, precision: str, device: Any) -> None:
     oneDNN's bf16 weight gradients round differently on other thread counts in some shapes, so
     the weights would depend on the run's share of the cores (:mod:`synrob.perturb.blas`).
     fp32 products need no such rule: MKL's strict mode gives the same bits on any count.
-    For ``tfloat32`` the backward pass's products run in TF32 too (:func:`autocast`)."""
+    On a GPU the pass's fp32 products run in TF32 for ``tfloat32``, else in IEEE fp32, as in
+    :func:`autocast`."""
     if precision == "tfloat32":
-        with autocast(precision, device):
+        _require_tf32(device)
+    if _device_type(device) == "cuda":
+        with _cuda_matmul("tf32" if precision == "tfloat32" else "ieee"):
             loss.backward()
         return
     if precision != "bfloat16" or _device_type(device) != "cpu":
@@ -227,8 +236,9 @@ def _bf16_product_nodes(root: Any) -> list[Any]:
 
 @contextlib.contextmanager
 def fp32_region(device: Any) -> Iterator[None]:
-    """A region of full fp32 products inside a bf16 or TF32 step: autocast off, and on a GPU
-    cuBLAS's fp32 products in IEEE fp32 (the caller's TF32 setting again after)."""
+    """A region of full fp32 products (inside a bf16 or TF32 step, or around predictions):
+    autocast off, and on a GPU cuBLAS's fp32 products in IEEE fp32 (the caller's TF32 setting
+    again after)."""
     import torch
 
     kind = _device_type(device)

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import clock
 from .optim import Adam, Plateau
-from .train_precision import autocast, backward
+from .train_precision import autocast, backward, fp32_region
 
 if TYPE_CHECKING:
     import torch
@@ -476,7 +476,7 @@ def predict(probe: Probe, module: torch.nn.Module, data: BatchSet) -> list[np.nd
 
     out: list[np.ndarray | None] = [None] * data.n_sentences
     module.eval()
-    with torch.no_grad():
+    with torch.no_grad(), fp32_region(data.table.device):  # scores in fp32 (IEEE on a GPU)
         for b in data.batches:
             for s, p in zip(b.ids, probe.predict(module, data.x(b), b), strict=True):
                 out[int(s)] = p
