@@ -136,10 +136,7 @@ def autocast(precision: str, device: Any) -> Iterator[None]:
             yield
         return
     if precision != "bfloat16":
-        if _device_type(device) == "cuda":
-            with _cuda_matmul("ieee"):
-                yield
-        else:
+        with _gpu_matmul(device, "ieee"):
             yield
         return
     import torch
@@ -163,6 +160,12 @@ def _cuda_matmul(mode: str) -> Iterator[None]:
         flags.fp32_precision = before
 
 
+def _gpu_matmul(device: Any, mode: str) -> contextlib.AbstractContextManager[Any]:
+    """:func:`_cuda_matmul` on a GPU (``device`` a torch device or its name), nothing elsewhere
+    (the CPU's products know no TF32 flag)."""
+    return _cuda_matmul(mode) if _device_type(device) == "cuda" else contextlib.nullcontext()
+
+
 #: autograd's nodes of matrix products: their backward is a product too (a weight gradient)
 _PRODUCT_NODES = frozenset({"MmBackward0", "BmmBackward0", "AddmmBackward0", "BaddbmmBackward0",
                             "AddbmmBackward0", "AddmvBackward0", "MvBackward0"})
@@ -178,12 +181,9 @@ def backward(loss: torch.Tensor, precision: str, device: Any) -> None:
     :func:`autocast`."""
     if precision == "tfloat32":
         _require_tf32(device)
-    if _device_type(device) == "cuda":
-        with _cuda_matmul("tf32" if precision == "tfloat32" else "ieee"):
-            loss.backward()
-        return
     if precision != "bfloat16" or _device_type(device) != "cpu":
-        loss.backward()
+        with _gpu_matmul(device, "tf32" if precision == "tfloat32" else "ieee"):
+            loss.backward()
         return
     import torch
 
@@ -241,13 +241,8 @@ def fp32_region(device: Any) -> Iterator[None]:
     again after)."""
     import torch
 
-    kind = _device_type(device)
-    with torch.autocast(kind, enabled=False):
-        if kind == "cuda":
-            with _cuda_matmul("ieee"):
-                yield
-        else:
-            yield
+    with torch.autocast(_device_type(device), enabled=False), _gpu_matmul(device, "ieee"):
+        yield
 
 
 def _device_type(device: Any) -> str:
