@@ -59,7 +59,7 @@ def lengths(n: int) -> list[int]:
     return [len(s.forms) for s in islice(read_conllu(EWT / "en_ewt-ud-train.conllu"), n)]
 
 
-def data(lens: list[int], layers: int, seed: int = 0) -> tuple[Any, list[Any]]:
+def data(lens: list[int], layers: int, seed: int = 0) -> Any:
     """:func:`synrob.probe.training.make_layer_batches` of ``layers`` synthetic layers."""
     import numpy as np
     from synrob.probe.training import Features, make_layer_batches
@@ -68,17 +68,16 @@ def data(lens: list[int], layers: int, seed: int = 0) -> tuple[Any, list[Any]]:
     feats = [Features.from_sentences([rng.standard_normal((n, DIM)).astype(np.float32)
                                       for n in lens]) for _ in range(layers)]
     gold = [np.abs(np.arange(n)[:, None] - np.arange(n)[None]).astype(np.float32) for n in lens]
-    return make_layer_batches(feats, "distance", gold, batch_size=BATCH), feats
+    return make_layer_batches(feats, "distance", gold, batch_size=BATCH)
 
 
-def step_parts(lens: list[int], epochs: int) -> dict[str, float]:
-    """Mean ms per step of each phase of one layer's training step, over ``epochs`` epochs."""
+def step_parts(one: Any, epochs: int) -> dict[str, float]:
+    """Mean ms per step of each phase of one layer's training step on the batches ``one``
+    (a :class:`~synrob.probe.training.BatchSet`), over ``epochs`` epochs."""
     from synrob.probe.optim import Adam
     from synrob.probe.probes import StructuralProbe
     from synrob.probe.probes.structural import _l1_loss
 
-    batches, _ = data(lens, 1)
-    one = batches.layer(0)
     probe = StructuralProbe(train_precision="float32")
     module = probe.build(DIM, 0, "distance")
     optim = Adam(module.parameters(), lr=probe.options["lr"])
@@ -104,12 +103,10 @@ def step_parts(lens: list[int], epochs: int) -> dict[str, float]:
     return {name: 1e3 * s / steps for name, s in total.items()}
 
 
-def products_ms(lens: list[int], epochs: int) -> float:
-    """Mean ms per step of ``h B`` and ``hᵀ dt`` alone, at each batch's shapes."""
+def products_ms(one: Any, epochs: int) -> float:
+    """Mean ms per step of ``h B`` and ``hᵀ dt`` alone, at the shapes of each batch of ``one``."""
     import torch
 
-    batches, _ = data(lens, 1)
-    one = batches.layer(0)
     weight = torch.randn(DIM, DIM)
     xs = [one.x(b).reshape(-1, DIM) for b in one.batches]
     grads = [torch.randn(x.shape[0], DIM) for x in xs]
@@ -147,14 +144,14 @@ def prototype_loss_grad(x: Any, weight: Any, batch: Any) -> tuple[Any, Any]:
     return (diff.abs() * scale).sum(), flat.T @ dt.reshape(b * width, -1)
 
 
-def prototype_ms(lens: list[int], epochs: int) -> float:
-    """Mean ms per step of the prototype step: gather, :func:`prototype_loss_grad`, fused Adam."""
+def prototype_ms(one: Any, epochs: int) -> float:
+    """Mean ms per step of the prototype step on the batches ``one``: gather,
+    :func:`prototype_loss_grad`, fused Adam (the structural probe's learning rate)."""
     import torch
     from synrob.probe.probes import StructuralProbe
 
-    batches, _ = data(lens, 1)
-    one = batches.layer(0)
-    weight = StructuralProbe().build(DIM, 0, "distance").proj.detach().clone()
+    probe = StructuralProbe()
+    weight = probe.build(DIM, 0, "distance").proj.detach().clone()
     moments = [torch.zeros_like(weight), torch.zeros_like(weight)]
     count = torch.zeros(())
     seconds = 0.0
@@ -163,8 +160,8 @@ def prototype_ms(lens: list[int], epochs: int) -> float:
         for b in one.batches:
             _, grad = prototype_loss_grad(one.x(b), weight, b)
             torch._fused_adam_([weight], [grad], [moments[0]], [moments[1]], [], [count],
-                               lr=0.003, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8,
-                               amsgrad=False, maximize=False)
+                               lr=probe.options["lr"], beta1=0.9, beta2=0.999,
+                               weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False)
         if epoch:
             seconds += time.perf_counter() - t0
     return 1e3 * seconds / (epochs * len(one.batches))
@@ -176,7 +173,7 @@ def fused_step_ms(lens: list[int], layers: int, epochs: int) -> float:
     from synrob.probe.optim import Adam
     from synrob.probe.probes import StructuralProbe
 
-    batches, _ = data(lens, layers)
+    batches = data(lens, layers)
     probe = StructuralProbe(train_precision="float32")
     modules = [probe.build(DIM, 0, "distance") for _ in range(layers)]
     optims = [Adam(m.parameters(), lr=probe.options["lr"]) for m in modules]
@@ -218,15 +215,16 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     lens = lengths(args.sentences)
-    parts = step_parts(lens, args.epochs)
-    prod = products_ms(lens, args.epochs)
+    one = data(lens, 1).layer(0)
+    parts = step_parts(one, args.epochs)
+    prod = products_ms(one, args.epochs)
     gflops = max(_gflops(args.threads, args.repeats))
     floor = 1e3 * floor_flop_per_step(lens) / (gflops * 1e9)
     step = sum(parts.values())
     print(f"cpu_model: {cpu_model()}")
     print(f"threads: {args.threads}")
     print(f"sentences: {len(lens)}")
-    print(f"steps_per_epoch: {-(-len(lens) // BATCH)}")
+    print(f"steps_per_epoch: {len(one.batches)}")
     print(f"matmul_gflops_fp32: {gflops:.1f}")
     for name, ms in parts.items():
         print(f"{name}_ms: {ms:.3f}")
@@ -236,7 +234,7 @@ def main() -> None:
     print(f"step_over_floor: {step / floor:.2f}")
     print(f"products_over_floor: {prod / floor:.2f}")
     print(f"rest_over_floor: {(step - prod) / floor:.2f}")
-    proto = prototype_ms(lens, args.epochs)
+    proto = prototype_ms(one, args.epochs)
     print(f"prototype_step_ms: {proto:.3f}")
     print(f"prototype_step_over_floor: {proto / floor:.2f}")
     if args.layers > 1:
