@@ -116,6 +116,13 @@ def main() -> None:
         prepare(args.prepare, args.layer)
         return
     from synrob.perturb.corpus import read_conllu, write_conllu
+    from synrob.perturb.errors import ParameterError
+    from synrob.probe.train_precision import resolve_train_precision
+
+    try:  # a precision this device lacks fails before the encoding
+        resolve_train_precision(args.precision, args.device, "minilm", "structural")
+    except ParameterError as err:
+        sys.exit(str(err))
 
     train = EWT / "en_ewt-ud-train.conllu"
     if args.train_sentences:
