@@ -30,11 +30,11 @@ install_wordnet() {
   fi
 }
 
-# Hunspell dictionaries the tests use (Turkish, Czech): the generic Jabberwocky rejects a
+# Hunspell dictionaries the tests use (Turkish, Czech, English): the generic Jabberwocky rejects a
 # pseudoword the language's dictionary accepts. synrob looks in /usr/share/hunspell and, without
 # root, in $VENV/share/hunspell.
-HUNSPELL_PKGS=(hunspell-tr hunspell-cs)
-HUNSPELL_DICTS=(tr_TR cs_CZ)
+HUNSPELL_PKGS=(hunspell-tr hunspell-cs hunspell-en-us)
+HUNSPELL_DICTS=(tr_TR cs_CZ en_US)
 
 need_hunspell() {
   local d

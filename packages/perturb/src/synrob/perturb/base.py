@@ -23,7 +23,9 @@ class Perturbation:
     subword or character shuffles); ``text`` is the perturbed surface text; ``changed`` holds the
     1-based ids of the *original* words that were changed or moved (empty when nothing could be
     changed); ``label`` is ``"O"``/``"I"`` for the SentEval generators; ``note`` says why a
-    sentence was left unchanged. ``comments`` are more ``synrob.*`` comments of this output
+    sentence was left unchanged; ``skipped`` (a perturber with several outputs, on the first
+    perturbation of a sentence) says why each other candidate of the sentence gave no output,
+    one note per candidate, counted in the summary. ``comments`` are more ``synrob.*`` comments of this output
     (name -> a string, or a JSON value written as compact JSON), written after the standard
     ones, and in JSON lines as fields named without ``synrob.``.
     """
@@ -33,6 +35,7 @@ class Perturbation:
     changed: tuple[int, ...] = ()
     label: str | None = None
     note: str | None = None
+    skipped: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     comments: dict[str, Any] = field(default_factory=dict)
 

@@ -26,7 +26,7 @@ with that form in that cell (else in the cell), so a treebank whose XPOS encodes
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -34,7 +34,31 @@ from .charmodel import last_vowel
 from .data import resolve_input
 from .edits import EditRule, RuleBook, edit_rule
 
-__all__ = ["Paradigms", "canonical_feats", "words_with_hosts", "ending", "closeness"]
+__all__ = ["Paradigms", "canonical_feats", "compatible", "values", "sentences_with_hosts",
+           "words_with_hosts", "ending", "closeness", "LOOSE"]
+
+
+#: Features that may be left out on either side of :func:`compatible`: Animacy subdivides the
+#: masculine Gender (Czech *byli* ``Animacy=Anim|Gender=Masc``), so a cell of another Gender
+#: has none.
+LOOSE = frozenset({"Animacy"})
+
+
+def values(value: str) -> frozenset[str]:
+    """The values of a (possibly multi-valued) feature: ``Fem,Neut`` -> {Fem, Neut}."""
+    return frozenset(value.split(","))
+
+
+def compatible(cell: Mapping[str, str], want: Mapping[str, str]) -> bool:
+    """Whether a cell's FEATS (as a dict) can be a word with FEATS ``want``: the same feature
+    names (but :data:`LOOSE` ones), and each of ``want``'s values among the cell's (a
+    multi-valued cell holds several readings: Czech *napsala* ``Gender=Fem,Neut|Number=Plur,
+    Sing`` can be ``Gender=Fem|Number=Sing``)."""
+    if (cell.keys() ^ want.keys()) - LOOSE:
+        return False
+    return all(values(want[k]) <= values(cell[k]) for k in cell.keys() & want.keys()
+               if k not in LOOSE) and all(values(want[k]) & values(cell[k])
+                                          for k in cell.keys() & want.keys() & LOOSE)
 
 
 def canonical_feats(feats: str) -> str:
@@ -53,13 +77,24 @@ def words_with_hosts(paths: Iterable[Path]) -> Iterator[tuple[list[str], str | N
     its *host*: for a word of a multiword token other than its first, the FORM of the word
     before it (``it`` for the ``'s`` of ``it's``, Turkish ``yok`` for the ``tu`` of
     ``yoktu``), else None."""
+    for sentence in sentences_with_hosts(paths):
+        yield from sentence
+
+
+def sentences_with_hosts(paths: Iterable[Path]) -> Iterator[list[tuple[list[str], str | None]]]:
+    """The words of :func:`words_with_hosts`, one list per sentence (a sentence without a
+    word is not yielded)."""
     for path in paths:
         with path.open(encoding="utf-8", errors="replace") as fh:
             first = last = 0
             prev = ""
+            words: list[tuple[list[str], str | None]] = []
             for line in fh:
                 if not line.strip():
                     first = last = 0
+                    if words:
+                        yield words
+                    words = []
                     continue
                 cols = line.rstrip("\n").split("\t")
                 if line[0] == "#" or len(cols) != 10:
@@ -68,8 +103,10 @@ def words_with_hosts(paths: Iterable[Path]) -> Iterator[tuple[list[str], str | N
                 if dash and _is_int(a) and _is_int(b):
                     first, last = int(a), int(b)
                 elif _is_int(cols[0]):
-                    yield cols, prev if first < int(cols[0]) <= last else None
+                    words.append((cols, prev if first < int(cols[0]) <= last else None))
                     prev = cols[1]
+            if words:
+                yield words
 
 
 def ending(form: str) -> tuple[str, str]:
@@ -98,6 +135,7 @@ class Paradigms:
         self._form_xpos: dict[tuple[_Cell, str], Counter[str]] = defaultdict(Counter)
         self._hosts: dict[tuple[_Cell, str], Counter[tuple[str, str]]] = defaultdict(Counter)
         self._cell_xpos: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+        self._lemma_cells: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._rules_of: dict[tuple[str, str], dict[str, set[EditRule]]] = defaultdict(
             lambda: defaultdict(set))
         self._lemmas_with: dict[tuple[str, str, EditRule], set[str]] = defaultdict(set)
@@ -131,6 +169,7 @@ class Paradigms:
         cell = (low_l, upos, feats)
         self.words += 1
         self._forms[cell][low_f] += 1
+        self._lemma_cells[(low_l, upos)].add(feats)
         self._form_xpos[(cell, low_f)][xpos] += 1
         if host:
             self._hosts[(cell, low_f)][ending(host.lower())] += 1
@@ -157,6 +196,34 @@ class Paradigms:
             return forms
         end = ending(after.lower())
         return Counter({f: n for f in forms if (n := self._hosts[(cell, f)][end])})
+
+    def cells_of(self, lemma: str, upos: str) -> list[str]:
+        """The lemma's cells (canonical FEATS) seen with ``upos``, sorted."""
+        return sorted(self._lemma_cells.get((lemma.lower(), upos), ()))
+
+    def compatible_cells(self, lemma: str, upos: str, want: Mapping[str, str]) -> list[str]:
+        """The lemma's cells that can be a word with FEATS ``want`` (:func:`compatible`), the
+        exact cell first."""
+        from .feats import parse_feats
+
+        exact = canonical_feats("|".join(f"{k}={v}" for k, v in want.items()) or "_")
+        found = [c for c in self.cells_of(lemma, upos)
+                 if compatible(parse_feats(c, strict=False), want)]
+        return sorted(found, key=lambda c: c != exact)
+
+    def share(self, lemma: str, upos: str, feats: str, form: str) -> float:
+        """The share of the cell's tokens spelled ``form`` (0 for a cell never seen)."""
+        forms = self._forms.get((lemma.lower(), upos, canonical_feats(feats)))
+        if not forms:
+            return 0.0
+        return forms[form.lower()] / sum(forms.values())
+
+    def readings(self, lemma: str, upos: str, form: str, min_share: float) -> list[str]:
+        """The lemma's cells of which ``form`` spells at least ``min_share`` of the tokens: the
+        readings the treebanks attest for it (one stray token among many is not one)."""
+        return [c for c in self.cells_of(lemma, upos)
+                if self.share(lemma, upos, c, form) >= min_share and form.lower()
+                in self._forms[(lemma.lower(), upos, c)]]
 
     def marks(self, lemma: str, upos: str, form: str, feats: str) -> bool:
         """Whether ``form`` is not made by a rule attested for cell ``feats``: a form that

@@ -196,6 +196,8 @@ class PipelineStats:
     unchanged_sentences: int = 0  # sentences of which no variant changed
     invalid: int = 0  # malformed input sentences skipped
     notes: dict[str, int] = field(default_factory=dict)  # why outputs were left unchanged
+    # several outputs: why each candidate (e.g. an agreeing verb) gave no output
+    skipped: dict[str, int] = field(default_factory=dict)
     several: bool = False  # the perturber writes any number of outputs per sentence
 
     @property
@@ -260,8 +262,9 @@ class _Invalid:
         return ConlluError(self.path, self.line, self.problem, self.sent_id)
 
 
-# per item: _Invalid, or one (payload, changed?) pair per variant
-_ItemOut = _Invalid | list[tuple[Any, bool, str | None]]
+# per item: _Invalid, or per variant its outputs as (payload, changed?, note, skipped)
+_Entry = tuple[Any, bool, str | None, tuple[str, ...]]
+_ItemOut = _Invalid | list[_Entry]
 
 
 def _record(perturber: Perturber, job: _Job, index: int, variant: int, original: Sentence,
@@ -348,20 +351,24 @@ def _perturb_batch(perturber: Perturber, batch: list[tuple[Sentence, Any]]
 
 
 def _payloads(perturber: Perturber, job: _Job, index: int, variant: int, sentence: Sentence,
-              results: list[Perturbation]) -> list[tuple[Any, bool, str | None]]:
-    """``(payload, changed, note)`` of each output of one (sentence, variant). With several
-    outputs only the changed perturbations are written; none changed: one entry with payload
-    None (nothing written) and the first one's note."""
+              results: list[Perturbation]) -> list[_Entry]:
+    """``(payload, changed, note, skipped)`` of each output of one (sentence, variant). With
+    several outputs only the changed perturbations are written; none changed: one entry with
+    payload None (nothing written) and the first one's note. ``skipped`` (on the first entry)
+    holds the notes of the candidates that gave no output."""
     if not perturber.several_outputs:
         rec = _record(perturber, job, index, variant, sentence, results[0])
-        return [(rec if job.fmt is None else rec.format(job.fmt), bool(rec.changed), rec.note)]
+        return [(rec if job.fmt is None else rec.format(job.fmt), bool(rec.changed), rec.note,
+                 ())]
+    skipped = tuple(n for p in results for n in p.skipped)
     written = [p for p in results if p.changed]
     if not written:
-        return [(None, False, results[0].note if results else None)]
-    out: list[tuple[Any, bool, str | None]] = []
+        return [(None, False, results[0].note if results else None, skipped)]
+    out: list[_Entry] = []
     for k, p in enumerate(written):
         rec = _record(perturber, job, index, variant, sentence, p, output=k)
-        out.append((rec if job.fmt is None else rec.format(job.fmt), True, None))
+        out.append((rec if job.fmt is None else rec.format(job.fmt), True, None,
+                    skipped if k == 0 else ()))
     return out
 
 
@@ -442,7 +449,9 @@ def _run(
                 continue
             st.sentences += 1
             any_changed = False
-            for payload, changed, note in entry:
+            for payload, changed, note, skipped in entry:
+                for reason in skipped:
+                    st.skipped[reason] = st.skipped.get(reason, 0) + 1
                 if payload is None:  # several outputs, none for this (sentence, variant)
                     if note:
                         st.notes[note] = st.notes.get(note, 0) + 1

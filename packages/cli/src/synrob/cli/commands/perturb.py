@@ -312,7 +312,8 @@ def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]]
 
 
 def _summarize(stats: PipelineStats, variants: int) -> None:
-    """The summary on stderr: outputs perturbed, and the five commonest reasons for no change."""
+    """The summary on stderr: outputs perturbed, the five commonest reasons for no change, and
+    (several outputs) why each candidate without an output had none."""
     from ..output import info
 
     info(stats.summary(variants))
@@ -321,6 +322,11 @@ def _summarize(stats: PipelineStats, variants: int) -> None:
         shown = "; ".join(f"{note} ({n})" for note, n in reasons[:5])
         more = f"; {len(reasons) - 5} other reasons" if len(reasons) > 5 else ""
         info(f"unchanged: {shown}{more}")
+    if stats.skipped:
+        reasons = sorted(stats.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        total = sum(stats.skipped.values())
+        info(f"candidates without an output ({total}): "
+             + "; ".join(f"{note} ({n})" for note, n in reasons))
 
 
 def perturb(

@@ -1,33 +1,37 @@
-"""Subject-verb agreement minimal pairs from any UD treebank (cf. MultiBLiMP, Jumelet et al.).
+"""Agreement minimal pairs from any UD treebank (cf. MultiBLiMP, Jumelet et al. 2025).
 
-For every finite verb or auxiliary that carries ``Number`` and agrees with its one nominal
-subject, the sentence is written again with that one word in the same lemma's form of the other
-Number (Person and every other feature kept): a grammatical original beside an ungrammatical
-twin. One output per pair (a sentence with two agreeing verbs gives two), none for a sentence
-without a pair.
+For every word that agrees with its one nominal subject in ``feature`` (Number, Person or
+Gender) -- a finite verb or auxiliary, or a participle (Czech *byl*/*byla*) -- the sentence is
+written again with that one word in the same lemma's form of another value of the feature
+(every other feature kept): a grammatical original beside an ungrammatical twin. One output per
+pair (a sentence with two agreeing verbs gives two), none for a sentence without a pair.
 
-* **The word.** UPOS in ``upos`` (VERB, AUX), ``Number=Sing`` or ``Number=Plur`` (flipped
-  as ``direction`` allows), finite (``VerbForm=Fin``, or no VerbForm but a Person and no Case,
-  as UD Turkish marks finite verbs), no ``Typo``. Its **subject** is its own ``nsubj`` (any subtype) dependent, or for an ``aux`` or
-  ``cop`` its head's; exactly one, with the word's Number (and its Person when both have one).
-* **The form.** The forms the treebanks (``reference``, ``lexicon``) attest for the lemma,
-  UPOS and flipped FEATS, and of the same shape (a clitic such as ``'s`` is replaced by a
-  clitic, ``'re``; a word by a word) and, for a word that follows its host inside a multiword
-  token, attested after a host of the same ending (Turkish *yok+tu* takes *tular*, never the
-  *ydılar* of *hazır+dı*): the most frequent, then the closest to the original (the longest
-  common substring), then alphabetically. None attested and ``rules``: the form that the
-  attested edit rule makes (:meth:`~synrob.perturb.paradigms.Paradigms.rule_forms`: the
-  closest to the original, then the rule of the most lemmas). No form, no pair. A
-  **syncretic** word gives no pair: its own form attested with the other Number (English
-  ``walked``, ``I have``), or a new form equal to it, attested for the lemma with the original
-  FEATS, or made by a rule the original FEATS also use
-  (:meth:`~synrob.perturb.paradigms.Paradigms.marks`).
-* **The output.** FORM (cased like the original), FEATS (Number flipped) and XPOS
-  (:meth:`~synrob.perturb.paradigms.Paradigms.xpos`) of that word change; LEMMA, UPOS, HEAD,
+* **The word** (:func:`~synrob.perturb.agreement_rules.agreeing_feats`): UPOS in ``upos``, one
+  value of the feature, finite or a participle, no ``Typo``. Its **subject** is its own
+  ``nsubj`` dependent, or for an ``aux`` or ``cop`` its head's; exactly one, with the word's
+  value and no clash in the other agreement features; a clausal subject (``csubj``) gives no
+  pair.
+* **No grammatical twin.** No pair when the subject's form does not show its value (attested
+  with two values, or with verbs of two: *sheep*, *staff*; :class:`~synrob.perturb.
+  agreement_evidence.Evidence`), when the treebanks show the new configuration to be
+  grammatical (Turkish plural subjects with singular verbs: that direction is refused, with a
+  warning), when the new form is the old one's (syncretism), or when the new form has another
+  reading that agrees with the subject (past *put*, subjunctive *were*) that a documented rule
+  does not exclude (:func:`~synrob.perturb.agreement_rules.reading_fits`). Every attestation is
+  a share of its context (``min_share``), so a stray token decides nothing.
+* **The form.** The forms the treebanks (``reference``, ``lexicon``) attest for the lemma, UPOS
+  and new FEATS (a multi-valued cell such as Czech ``Gender=Fem,Neut|Number=Plur,Sing`` counts
+  for each of its readings), of the same shape (a clitic for a clitic) and after a host of the
+  same ending inside a multiword token: the most frequent, then the closest to the original,
+  then alphabetically. None attested and ``rules`` on: the form the attested edit rule makes
+  (:meth:`~synrob.perturb.paradigms.Paradigms.rule_forms`), accepted by the language's Hunspell
+  dictionary (``rules=auto``, the default, makes forms only where there is one). No form, no
+  pair.
+* **The output.** FORM (cased like the original), FEATS (the feature changed; Animacy, which
+  subdivides the masculine, follows Gender) and XPOS of that word change; LEMMA, UPOS, HEAD,
   DEPREL, DEPS, MISC stay. A word inside a multiword token is changed only when the token is its
-  words' forms joined (``don't`` = ``do`` + ``n't`` -> ``doesn't``); the token is rebuilt.
-  ``# text`` is the original text with the word's span replaced. ``# synrob.agreement`` holds
-  the pair as JSON (1-based integer word IDs)::
+  words' forms joined; the token is rebuilt. ``# text`` is the original text with the word's
+  span replaced. ``# synrob.agreement`` holds the pair as JSON (1-based integer word IDs)::
 
     {"target": 5, "subject": 3, "feature": "Number", "from": "Sing", "to": "Plur",
      "form_from": "is", "form_to": "are", "via": "attested"}
@@ -39,81 +43,71 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from ..agreement_evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
+from ..agreement_rules import (FEATURES, agreeing_feats, agrees, clausal_subject,
+                               reading_fits, subjects)
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
 from ..feats import feats_value, format_feats, parse_feats
+from ..hunspell import HunspellWords, find_dictionary
 from ..morphology import match_case
-from ..paradigms import Paradigms, closeness, words_with_hosts
+from ..paradigms import Paradigms, canonical_feats, closeness, sentences_with_hosts, values
 
-__all__ = ["Agreement", "AgreementWarning", "PERTURBERS", "FLIP", "NOTES"]
+__all__ = ["Agreement", "AgreementWarning", "PERTURBERS", "NOTES", "note"]
 
-#: The Number values flipped, each into the other.
-FLIP = {"Sing": "Plur", "Plur": "Sing"}
-#: Why a sentence has no pair, by how far its best candidate got (the note is the last one).
+#: Why a candidate has no pair, in the order its checks run (a sentence's note is that of the
+#: candidate that got furthest); ``{f}`` is the feature.
 NOTES = (
-    "no finite verb or auxiliary with Number",
+    "no finite verb, auxiliary or participle with {f}",
+    "the subject is a clause (csubj)",
     "no agreeing word with exactly one subject",
-    "no subject with the verb's Number (and Person)",
-    "no attested form of the lemma with the other Number",
-    "the other Number's form is the same (syncretism)",
+    "no subject with the word's {f} (and its other agreement features)",
+    "the subject's form does not show its {f} (attested with two values or with verbs of two)",
+    "the new {f} is grammatical with this subject in the treebanks (direction refused)",
+    "no attested form of the lemma with the other {f}",
+    "the rule-made form is not in the language's Hunspell dictionary",
+    "the other {f}'s form is the same (syncretism)",
+    "the new form has another reading that agrees with the subject",
     "the word is in a multiword token that is not its words' forms joined",
 )
-_NO_WORD, _NO_SUBJECT, _DISAGREE, _NO_FORM, _SYNCRETIC, _TOKEN = range(len(NOTES))
+(_NO_WORD, _CLAUSAL, _NO_SUBJECT, _DISAGREE, _AMBIGUOUS, _REFUSED, _NO_FORM, _DICTIONARY,
+ _SYNCRETIC, _READING, _TOKEN) = range(len(NOTES))
+#: Notes counted per candidate (a word that carries the feature): from the subject on.
+_COUNTED = _CLAUSAL
+
+
+def note(index: int, feature: str = "Number") -> str:
+    """The text of note ``index`` for ``feature``."""
+    return NOTES[index].format(f=feature)
 
 
 class AgreementWarning(SynrobWarning):
-    """The treebanks lack the features agreement pairs need: no pairs will come."""
+    """The treebanks lack the features agreement pairs need, or show a direction to be
+    grammatical: fewer or no pairs will come."""
 
 
 @dataclass(frozen=True)
 class _Pair:
     target: Word
     subject: Word
-    feats: dict[str, str]  # the flipped FEATS
+    feature: str
+    feats: dict[str, str]  # the new FEATS
     form: str  # cased like the original
     xpos: str
-    via: str  # "attested" or "rule"
+    via: str  # "attested", "rule" (dictionary-checked) or "rule-unchecked"
 
 
-def finite_number(upos: str, feats: str, allowed: frozenset[str]) -> dict[str, str] | None:
-    """The FEATS (as a dict) of a word that may carry agreement, else None: UPOS in
-    ``allowed``, ``Number=Sing|Plur``, finite (``VerbForm=Fin``, or no VerbForm but a Person
-    and no Case), no ``Typo``."""
-    if upos not in allowed or "Number=" not in feats:
-        return None
-    parsed = parse_feats(feats, strict=False)
-    verbform = parsed.get("VerbForm")
-    finite = verbform == "Fin" or (verbform is None and "Person" in parsed
-                                   and "Case" not in parsed)
-    if not finite or parsed.get("Number") not in FLIP or "Typo" in parsed:
-        return None
-    return parsed
+@dataclass(frozen=True)
+class _Context:
+    """One sentence: its words and each word's dependents."""
 
-
-def _is_subject(deprel: str) -> bool:
-    return deprel.split(":", 1)[0] == "nsubj"
-
-
-def subjects(word: Word, children: dict[int, list[Word]]) -> list[Word]:
-    """The word's ``nsubj`` dependents, or for an ``aux``/``cop`` its head's."""
-    own = [c for c in children.get(word.id, ()) if _is_subject(c.deprel)]
-    if own or word.deprel.split(":", 1)[0] not in ("aux", "cop"):
-        return own
-    return [c for c in children.get(word.head, ()) if _is_subject(c.deprel)]
-
-
-def _agrees(feats: dict[str, str], subject: Word) -> bool:
-    if subject.feats == "_":
-        return False
-    subj = subject.feats_dict
-    if subj.get("Number") != feats["Number"]:
-        return False
-    return "Person" not in subj or "Person" not in feats or subj["Person"] == feats["Person"]
+    words: list[Word]
+    children: dict[int, list[Word]]
 
 
 def _shape(form: str) -> bool:
@@ -121,82 +115,131 @@ def _shape(form: str) -> bool:
     return form[:1].isalpha()
 
 
-def _read(specs: list[str], upos: frozenset[str], min_lemmas: int) -> tuple[Paradigms, int, int]:
-    """The treebanks' paradigms of ``upos``, their finite words with Number, and their
-    subjects with Number."""
-    from ..data import resolve_input
-
-    paradigms = Paradigms(min_lemmas)
-    finite = subjects_ = 0
-    paths = [p for spec in specs for p in resolve_input(spec)]
-    for cols, host in words_with_hosts(paths):
-        if cols[3] in upos:
-            paradigms.add(cols[1], cols[2], cols[3], cols[4], cols[5], host)
-            finite += finite_number(cols[3], cols[5], upos) is not None
-        subjects_ += "Number=" in cols[5] and _is_subject(cols[7])
-    return paradigms, finite, subjects_
+def new_feats(feats: dict[str, str], feature: str, value: str) -> dict[str, str]:
+    """``feats`` with ``feature`` set to ``value``; a Gender other than Masc drops Animacy."""
+    out = {**feats, feature: value}
+    if feature == "Gender" and value != "Masc":
+        out.pop("Animacy", None)
+    return out
 
 
 class Agreement(Perturber):
-    """One output per agreeing finite verb: the same lemma with the other Number."""
+    """One output per agreeing word: the same lemma with another value of the feature."""
 
     name = "agreement"
-    version = "1.0"
-    summary = ("subject-verb agreement minimal pairs: a finite verb or auxiliary in the same "
-               "lemma's attested form of the other Number, one output per pair; tree unchanged")
+    version = "2.0"
+    summary = ("agreement minimal pairs (Number, Person or Gender; finite verbs, auxiliaries "
+               "and participles): the lemma's attested form of another value, one output per "
+               "pair, grammatical twins refused; tree unchanged")
     paper = ("Jumelet, Weissweiler & Bisazza 2025, MultiBLiMP 1.0: A Massively Multilingual "
              "Benchmark of Linguistic Minimal Pairs (agreement pairs from UD); Linzen et al. "
              "2016 (TACL)")
     languages = ("*",)
-    language_note = ("any UD treebank whose finite verbs and subjects carry Number: the forms "
-                     "come from its own words")
+    language_note = ("any UD treebank whose agreeing words and subjects carry the feature: the "
+                     "forms come from its own words")
     several_outputs = True
     params = (
+        Param("feature", str, "Number", "the agreement feature flipped",
+              choices=tuple(FEATURES)),
         Param("reference", str, None, "comma-separated CoNLL-U files (or ud:/sample: specs) "
               "whose forms are attested; synrob perturb defaults it to its inputs"),
         Param("lexicon", str, "", "more treebanks whose forms are attested too "
               "(comma-separated, e.g. ud:en_ewt:train)"),
-        Param("rules", bool, True, "make an unattested form with the edit rule the treebanks' "
-              "other lemmas pair with the word's own"),
+        Param("rules", str, "auto", "make an unattested form with the edit rule the treebanks' "
+              "other lemmas pair with the word's own: auto (only where the language has a "
+              "Hunspell dictionary, which must accept the form), true (checked by the "
+              "dictionary where there is one, unchecked elsewhere) or false",
+              choices=("auto", "true", "false")),
         Param("min_lemmas", int, 2, "a rule is used when at least this many other lemmas "
               "attest it"),
-        Param("upos", str, "VERB,AUX", "comma-separated UPOS of the words that may carry "
-              "agreement"),
-        Param("direction", str, "both", "which flips are made: both, Sing to Plur only, or "
-              "Plur to Sing only", choices=("both", "to_plur", "to_sing")),
+        Param("upos", str, "VERB,AUX,ADJ", "comma-separated UPOS of the words that may carry "
+              "agreement (ADJ: predicative participles with VerbForm=Part)"),
+        Param("direction", str, "both", "Number only: which flips are made: both, Sing to "
+              "Plur only, or Plur to Sing only", choices=("both", "to_plur", "to_sing")),
+        Param("min_share", float, MIN_SHARE, "an attestation counts when it is at least this "
+              "share of its context's tokens (a form of its cell, a value of a subject form)"),
+        Param("mismatch_share", float, MISMATCH_SHARE, "a direction is refused when at least "
+              "this share of the subjects of one value take verbs of the new value"),
+        Param("min_subjects", int, MIN_SUBJECTS, "... judged when at least this many subjects "
+              "have that value"),
     )
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        if self.options["min_lemmas"] < 1:
+        opts = self.options
+        if opts["min_lemmas"] < 1:
             raise ParameterError("perturber 'agreement': min_lemmas must be >= 1")
-        self._upos = frozenset(u.strip() for u in self.options["upos"].split(",") if u.strip())
+        if not 0 < opts["min_share"] <= 1 or not 0 < opts["mismatch_share"] <= 1:
+            raise ParameterError("perturber 'agreement': min_share and mismatch_share must be "
+                                 "in (0, 1]")
+        self._upos = frozenset(u.strip() for u in opts["upos"].split(",") if u.strip())
         if not self._upos:
             raise ParameterError("perturber 'agreement': upos names no UPOS")
         if not self._specs():
             raise ParameterError(
                 "perturber 'agreement' takes its forms from treebanks: give -p reference=FILES "
                 "(synrob perturb sets it to its input files) or -p lexicon=FILES")
-        self._to = {"both": ("Sing", "Plur"), "to_plur": ("Plur",),
-                    "to_sing": ("Sing",)}[self.options["direction"]]
+        self.feature: str = opts["feature"]
+        if opts["direction"] != "both" and self.feature != "Number":
+            raise ParameterError(f"perturber 'agreement': direction={opts['direction']} is for "
+                                 f"feature=Number, not {self.feature}")
+        self._to = {"both": FEATURES[self.feature], "to_plur": ("Plur",),
+                    "to_sing": ("Sing",)}[opts["direction"]]
         self._paradigms: Paradigms | None = None
+        self._evidence: Evidence | None = None
+        self._dictionary: HunspellWords | None = None
+        self._order: tuple[str, ...] = FEATURES[self.feature]
+        self.refused: dict[tuple[str, str], tuple[int, int]] = {}
 
     def _specs(self) -> list[str]:
         opts = self.options
         joined = ",".join(str(opts[k]) for k in ("reference", "lexicon") if opts[k])
         return [s.strip() for s in joined.split(",") if s.strip()]
 
+    # ------------------------------------------------------------------ setup
     def setup(self) -> None:
-        """Read the attested forms of ``reference`` and ``lexicon``; warn when the treebanks
-        mark Number on no finite verb or on no subject."""
-        paradigms, finite, subj = _read(self._specs(), self._upos, self.options["min_lemmas"])
-        self._paradigms = paradigms
-        names = ", ".join(self._specs())
-        if not finite or not subj:
-            what = "finite verb or auxiliary" if not finite else "subject (nsubj)"
-            warnings.warn(f"perturber 'agreement': {names} mark Number on no {what}: no "
-                          "agreement pairs can be made", AgreementWarning, stacklevel=2)
+        """Read the treebanks' forms and subjects; warn when they mark the feature on no
+        agreeing word or no subject, and for each refused direction."""
+        from ..data import resolve_input
+
+        paths = [p for spec in self._specs() for p in resolve_input(spec)]
+        par = Paradigms(self.options["min_lemmas"])
+        ev = Evidence(self.feature, self._upos)
+        for rows in sentences_with_hosts(paths):
+            for cols, host in rows:
+                if cols[3] in self._upos:
+                    par.add(cols[1], cols[2], cols[3], cols[4], cols[5], host)
+            ev.add(words_of(rows))
+        self._paradigms, self._evidence = par, ev
+        self._setup_rules()
+        self._check_treebanks(ev)
         self._ready = True
+
+    def _setup_rules(self) -> None:
+        mode = self.options["rules"]
+        files = find_dictionary(self.lang) if mode != "false" else None
+        self._dictionary = HunspellWords(files) if files is not None else None
+        self._rules = mode == "true" or (mode == "auto" and self._dictionary is not None)
+
+    def _check_treebanks(self, ev: Evidence) -> None:
+        names, f = ", ".join(self._specs()), self.feature
+        verbs = ev.verb_totals()
+        self._order = tuple(sorted(FEATURES[f], key=lambda v: (-verbs[v], FEATURES[f].index(v))))
+        if not ev.targets or not ev.marked_subjects:
+            what = ("finite verb, auxiliary or participle" if not ev.targets
+                    else "subject (nsubj)")
+            warnings.warn(f"perturber 'agreement': {names} mark {f} on no {what}: no "
+                          "agreement pairs can be made", AgreementWarning, stacklevel=3)
+        opts = self.options
+        for a in FEATURES[f]:
+            for b in self._to:
+                if a != b and ev.refused(a, b, opts["mismatch_share"], opts["min_subjects"]):
+                    n, total = self.refused[(a, b)] = ev.mismatch(a, b)
+                    warnings.warn(
+                        f"perturber 'agreement': in {names}, {n} of {total} subjects with "
+                        f"{f}={a} ({n / total:.0%}) take a word with {f}={b}, so that is "
+                        f"grammatical there: no {a} -> {b} pairs (mismatch_share "
+                        f"{opts['mismatch_share']})", AgreementWarning, stacklevel=3)
 
     @property
     def paradigms(self) -> Paradigms:
@@ -204,52 +247,124 @@ class Agreement(Perturber):
         assert self._paradigms is not None
         return self._paradigms
 
-    # ------------------------------------------------------------------ one word
-    def _form(self, word: Word, feats: dict[str, str], flipped: dict[str, str],
-              host: str | None) -> tuple[str, str] | int:
-        """``(lower-cased form, via)`` of the word with ``flipped`` FEATS, or a note index
-        (``host``: the word before it in its multiword token)."""
-        par = self.paradigms
-        source, to, low = format_feats(feats), format_feats(flipped), word.form.lower()
-        if low in par.forms(word.lemma, word.upos, to):
-            return _SYNCRETIC
-        attested = par.forms(word.lemma, word.upos, to, after=host)
-        fits = sorted((f for f in attested if _shape(f) == _shape(low)),
-                      key=lambda f: (-attested[f], -closeness(f, low), f))
-        if fits:
-            form, via = fits[0], "attested"
-        elif self.options["rules"]:
-            made = [f for f, _, _ in par.rule_forms(word.lemma, word.upos, source, low, to)
-                    if _shape(f) == _shape(low)]
-            if not made:
-                return _NO_FORM
-            form, via = made[0], "rule"
-        else:
-            return _NO_FORM
-        if (form == low or form in par.forms(word.lemma, word.upos, source)
-                or not par.marks(word.lemma, word.upos, form, source)):
-            return _SYNCRETIC
-        return form, via
+    @property
+    def evidence(self) -> Evidence:
+        self.ensure_setup()
+        assert self._evidence is not None
+        return self._evidence
 
-    def _pair(self, word: Word, children: dict[int, list[Word]], host: str | None
-              ) -> _Pair | int:
-        """The pair made by flipping ``word`` (``host``: the word before it in its multiword
-        token, if it is not the token's first), or the index of the note saying why not."""
-        feats = finite_number(word.upos, word.feats, self._upos)
-        if feats is None or FLIP[feats["Number"]] not in self._to:
+    # ------------------------------------------------------------------ one word
+    def _attested(self, word: Word, want: dict[str, str], host: str | None
+                  ) -> tuple[str, str] | None:
+        """``(form, cell)``: the best attested form of the word's shape in a cell compatible
+        with ``want``, or None."""
+        par, low = self.paradigms, word.form.lower()
+        found: Counter[str] = Counter()
+        cell_of: dict[str, str] = {}
+        for cell in par.compatible_cells(word.lemma, word.upos, want):
+            for f, n in par.forms(word.lemma, word.upos, cell, after=host).items():
+                found[f] += n
+                cell_of.setdefault(f, cell)
+        fits = sorted((f for f in found if _shape(f) == _shape(low)),
+                      key=lambda f: (-found[f], -closeness(f, low), f))
+        return (fits[0], cell_of[fits[0]]) if fits else None
+
+    def _rule_form(self, word: Word, feats: dict[str, str], want: dict[str, str]
+                   ) -> tuple[str, str] | int:
+        """``(form, via)`` made by an edit rule (and accepted by the dictionary), or a note."""
+        low = word.form.lower()
+        made = [f for f, _, _ in self.paradigms.rule_forms(
+            word.lemma, word.upos, format_feats(feats), low, format_feats(want))
+            if _shape(f) == _shape(low)]
+        if not made:
+            return _NO_FORM
+        if self._dictionary is None:
+            return made[0], "rule-unchecked"
+        known = [f for f in made if self._dictionary.accepts(f)]
+        return (known[0], "rule") if known else _DICTIONARY
+
+    def _syncretic(self, word: Word, cells: list[str], form: str) -> bool:
+        """Whether ``form`` is at least ``min_share`` of one of ``cells``."""
+        share = self.options["min_share"]
+        return any(self.paradigms.share(word.lemma, word.upos, c, form) >= share for c in cells)
+
+    def _other_reading(self, word: Word, subject: Word, feats: dict[str, str], form: str,
+                       targets: list[str], ctx: _Context) -> bool:
+        """Whether ``form`` has a reading (a cell it spells ``min_share`` of) outside the
+        target cells that agrees with the subject and that no rule excludes here."""
+        par, f = self.paradigms, self.feature
+        for cell in par.readings(word.lemma, word.upos, form, self.options["min_share"]):
+            reading = parse_feats(cell, strict=False)
+            if cell in targets or feats[f] not in values(reading.get(f, "")):
+                continue
+            if agrees({**reading, f: feats[f]}, subject, f, implied=True) and reading_fits(
+                    self.lang, reading, feats, word, ctx.words, ctx.children):
+                return True
+        return False
+
+    def _form(self, word: Word, subject: Word, feats: dict[str, str], value: str,
+              host: str | None, ctx: _Context) -> _Pair | int:
+        """The pair made by giving ``word`` the feature's ``value``, or a note index."""
+        par, low = self.paradigms, word.form.lower()
+        want = new_feats(feats, self.feature, value)
+        targets = par.compatible_cells(word.lemma, word.upos, want)
+        if self._syncretic(word, targets, low):
+            return _SYNCRETIC
+        attested = self._attested(word, want, host)
+        if attested is not None:
+            (form, cell), via = attested, "attested"
+        elif not self._rules:
+            return _NO_FORM
+        else:
+            made = self._rule_form(word, feats, want)
+            if isinstance(made, int):
+                return made
+            (form, via), cell = made, canonical_feats(format_feats(want))
+        own = par.compatible_cells(word.lemma, word.upos, feats)
+        if (form == low or self._syncretic(word, own, form)
+                or not par.marks(word.lemma, word.upos, form, format_feats(feats))):
+            return _SYNCRETIC
+        if self._other_reading(word, subject, feats, form, targets, ctx):
+            return _READING
+        out = _with_animacy(want, cell)
+        xpos = par.xpos(word.lemma, word.upos, cell, form, word.xpos)
+        return _Pair(word, subject, self.feature, out, match_case(word.form, form), xpos, via)
+
+    def _values_to(self, feats: dict[str, str]) -> list[str] | int:
+        """The values the word may take, best first, or a note index."""
+        own = feats[self.feature]
+        allowed = [v for v in self._order if v != own and v in self._to]
+        if not allowed:
             return _NO_WORD
-        subj = subjects(word, children)
+        kept = [v for v in allowed if (own, v) not in self.refused]
+        return kept or _REFUSED
+
+    def _pair(self, word: Word, ctx: _Context, host: str | None) -> _Pair | int:
+        """The pair made from ``word`` (``host``: the word before it in its multiword token,
+        if it is not the token's first), or the index of the note saying why not."""
+        feats = agreeing_feats(word.upos, word.feats, self._upos, self.feature)
+        if feats is None:
+            return _NO_WORD
+        self.ensure_setup()
+        if clausal_subject(word, ctx.children):
+            return _CLAUSAL
+        subj = subjects(word, ctx.children)
         if len(subj) != 1:
             return _NO_SUBJECT
-        if not _agrees(feats, subj[0]):
+        if not agrees(feats, subj[0], self.feature):
             return _DISAGREE
-        flipped = {**feats, "Number": FLIP[feats["Number"]]}
-        made = self._form(word, feats, flipped, host)
-        if isinstance(made, int):
-            return made
-        form, via = made
-        xpos = self.paradigms.xpos(word.lemma, word.upos, format_feats(flipped), form, word.xpos)
-        return _Pair(word, subj[0], flipped, match_case(word.form, form), xpos, via)
+        if self.evidence.ambiguous(subj[0].form, subj[0].upos, self.options["min_share"]):
+            return _AMBIGUOUS
+        to = self._values_to(feats)
+        if isinstance(to, int):
+            return to
+        best = _NO_FORM
+        for value in to:
+            made = self._form(word, subj[0], feats, value, host, ctx)
+            if isinstance(made, _Pair):
+                return made
+            best = max(best, made)
+        return best
 
     # ------------------------------------------------------------------ one sentence
     def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
@@ -258,29 +373,49 @@ class Agreement(Perturber):
 
     def perturb_all(self, sentence: Sentence, rng: random.Random) -> list[Perturbation]:
         """One perturbation per pair, in word order; without a pair, one unchanged sentence
-        with the note of the candidate that got furthest."""
+        with the note of the candidate that got furthest. The first perturbation's
+        ``skipped`` holds the note of every other candidate (a word with the feature)."""
         self.ensure_setup()
         words = sentence.words()
         children: dict[int, list[Word]] = defaultdict(list)
         for w in words:
             children[w.head].append(w)
+        ctx = _Context(words, children)
         hosts = {i: words[i - 2].form for a, b, _ in sentence.ranges() for i in range(a + 1, b + 1)}
         out: list[Perturbation] = []
+        skipped: list[str] = []
         furthest = _NO_WORD
         for word in words:
-            pair = self._pair(word, children, hosts.get(word.id))
+            pair = self._pair(word, ctx, hosts.get(word.id))
             made = respell(sentence, pair) if isinstance(pair, _Pair) else None
             if made is None:
-                furthest = max(furthest, pair if isinstance(pair, int) else _TOKEN)
+                why = pair if isinstance(pair, int) else _TOKEN
+                furthest = max(furthest, why)
+                if why >= _COUNTED:
+                    skipped.append(note(why, self.feature))
                 continue
             out.append(Perturbation(made, made.text, (word.id,),
                                     comments={"synrob.agreement": _comment(pair)}))
-        return out or [Perturbation(sentence, sentence.text, (), note=NOTES[furthest])]
+        if not out:
+            out = [Perturbation(sentence, sentence.text, (), note=note(furthest, self.feature))]
+        out[0].skipped = tuple(skipped)
+        return out
+
+
+def _with_animacy(want: dict[str, str], cell: str) -> dict[str, str]:
+    """The new FEATS in UD's order; a masculine takes the attested cell's Animacy when it has
+    one value there."""
+    out = dict(want)
+    animacy = parse_feats(cell, strict=False).get("Animacy", "")
+    if out.get("Gender") == "Masc" and "Animacy" not in out and animacy and "," not in animacy:
+        out["Animacy"] = animacy
+    return parse_feats(canonical_feats(format_feats(out)))
 
 
 def _comment(pair: _Pair) -> dict[str, Any]:
-    return {"target": pair.target.id, "subject": pair.subject.id, "feature": "Number",
-            "from": pair.target.feats_dict["Number"], "to": pair.feats["Number"],
+    f = pair.feature
+    return {"target": pair.target.id, "subject": pair.subject.id, "feature": f,
+            "from": pair.target.feats_dict[f], "to": pair.feats[f],
             "form_from": pair.target.form, "form_to": pair.form, "via": pair.via}
 
 
