@@ -685,3 +685,59 @@ def test_ewt_dev_twins_are_gone_and_i_am_pairs_stay(cli, ewt_dir: Path) -> None:
             "reviews-134617-0004",
             "newsgroup-groups.google.com_n3td3v_a04e0c855b022009_ENG_20051207_035500-0007"}
     assert not gone & {p["source"] for p in pairs}
+
+
+# ---------------------------------------------------------------------- Person and Gender
+def test_person_pairs_flip_person_only(lexicon: Path) -> None:
+    text = copula("t", ("I", "I", "PRON", "Case=Nom|Number=Sing|Person=1|PronType=Prs"),
+                  ("am", "VBP", S1))
+    _, pair, comment = only_pair(text, lexicon, feature="Person")
+    assert pair.text == "I is happy ." and (comment["from"], comment["to"]) == ("1", "3")
+    assert pair.words()[1].feats == S3
+    dog = copula("t", ("dog", "dog", "NOUN", SG), ("is", "VBZ", S3))  # no Person on nouns
+    assert no_pair(dog, lexicon, feature="Person") == note(A._DISAGREE, "Person")
+    with pytest.raises(ParameterError, match="direction=to_plur is for feature=Number"):
+        Agreement(reference=str(lexicon), feature="Person", direction="to_plur")
+
+
+GENDER = {"byl": "Gender=Masc|Number=Sing|Tense=Past|VerbForm=Part|Voice=Act",
+          "bylo": "Gender=Neut|Number=Sing|Tense=Past|VerbForm=Part|Voice=Act",
+          "byla": "Gender=Fem,Neut|Number=Plur,Sing|Tense=Past|VerbForm=Part|Voice=Act",
+          "byli": "Animacy=Anim|Gender=Masc|Number=Plur|Tense=Past|VerbForm=Part|Voice=Act",
+          "byly": "Animacy=Inan|Gender=Fem,Masc|Number=Plur|Tense=Past|VerbForm=Part|Voice=Act"}
+
+
+def czech(sid: str, subj: tuple[str, str], verb: str) -> str:
+    """``SUBJ VERB doma`` with an l-participle of *být*; subj = (form, feats)."""
+    return block(sid, [(1, subj[0], subj[0].lower(), "NOUN", "NN", subj[1], 2, "nsubj"),
+                       (2, verb, "být", "AUX", "VpYS", GENDER[verb], 0, "root"),
+                       (3, "doma", "doma", "ADV", "Db", "_", 2, "advmod")])
+
+
+def test_gender_pairs_on_participles_with_multi_valued_cells(tmp_path: Path) -> None:
+    """Czech *byl*/*bylo*/*byli*/*byly*: a Masc participle takes the Neut form; a cell with two
+    multi-valued features (*byla*: Fem Sing or Neut Plur) is no evidence for either reading;
+    Animacy follows the masculine."""
+    petr = ("Petr", "Animacy=Anim|Case=Nom|Gender=Masc|Number=Sing")
+    lex = tmp_path / "cs_lex.conllu"
+    subjects = {"byl": petr, "bylo": ("Město", "Case=Nom|Gender=Neut|Number=Sing"),
+                "byla": ("Žena", "Case=Nom|Gender=Fem|Number=Sing"),
+                "byli": ("Muži", "Animacy=Anim|Case=Nom|Gender=Masc|Number=Plur"),
+                "byly": ("Ženy", "Case=Nom|Gender=Fem|Number=Plur")}
+    lex.write_text("".join(czech(f"c{v}", subjects[v], v) for v in GENDER), encoding="utf-8")
+    _, pair, comment = only_pair(czech("t", petr, "byl"), lex, feature="Gender", lang="cs")
+    assert pair.text == "Petr bylo doma" and (comment["from"], comment["to"]) == ("Masc", "Neut")
+    muzi = ("Muži", "Animacy=Anim|Case=Nom|Gender=Masc|Number=Plur")
+    _, pair, comment = only_pair(czech("t", muzi, "byli"), lex, feature="Gender", lang="cs")
+    assert pair.text == "Muži byly doma" and comment["to"] == "Fem"
+    assert "Animacy" not in pair.words()[1].feats_dict  # a feminine has no Animacy
+
+
+def test_czech_gender_and_english_person_pairs_are_valid(cli, ewt_test: Path) -> None:
+    res = cli(["perturb", "--kind", "agreement", "-p", "feature=Gender", str(CS)])
+    assert res.exit_code == 0, res.stderr
+    assert check_file(CS, res.stdout) >= 30  # 37 on the 300-sentence excerpt
+    assert "VerbForm=Part" in res.stdout and '"feature": "Gender"' in res.stdout
+    res = cli(["perturb", "--kind", "agreement", "-p", "feature=Person", "ud:en_ewt:test"])
+    assert res.exit_code == 0, res.stderr
+    assert check_file(ewt_test, res.stdout) >= 200

@@ -53,8 +53,12 @@ def compatible(cell: Mapping[str, str], want: Mapping[str, str]) -> bool:
     """Whether a cell's FEATS (as a dict) can be a word with FEATS ``want``: the same feature
     names (but :data:`LOOSE` ones), and each of ``want``'s values among the cell's (a
     multi-valued cell holds several readings: Czech *napsala* ``Gender=Fem,Neut|Number=Plur,
-    Sing`` can be ``Gender=Fem|Number=Sing``)."""
+    Sing`` holds *Fem Sing* and *Neut Plur*, but which value goes with which is not written:
+    such a cell, with two multi-valued features, is compatible with nothing; one with a single
+    multi-valued feature, ``Animacy=Inan|Gender=Fem,Masc|Number=Plur``, holds each value)."""
     if (cell.keys() ^ want.keys()) - LOOSE:
+        return False
+    if sum("," in v for k, v in cell.items() if k not in LOOSE) > 1:
         return False
     return all(values(want[k]) <= values(cell[k]) for k in cell.keys() & want.keys()
                if k not in LOOSE) and all(values(want[k]) & values(cell[k])
