@@ -1,6 +1,8 @@
-"""``synrob score --erase FILE [--counterfactual]``: the JSON contract, the random control's
-three sources, the identity eraser, and one-line errors; on a tiny GPT-2 and the hand-written
-agreement pairs of tests/data/agreement/."""
+"""``synrob score --erase FILE [--counterfactual]``: the JSON contract (the damage as the NLL
+increase, positive = worse), the random controls' sources (rank-matched: given, beside or
+built; displacement-matched: given or beside, else left out with a warning), the identity
+eraser, and one-line errors; on a tiny GPT-2 and the hand-written agreement pairs of
+tests/data/agreement/."""
 
 from __future__ import annotations
 
@@ -61,18 +63,28 @@ def test_erase_json_contract(cli, lm_dir: str, tmp_path: Path) -> None:
     assert summary["layer"] == LAYER and summary["seed"] == 3
     assert summary["random_control"] == {"built": "random subspace of the eraser's rank",
                                          "seed": 3, "rank": 2}
+    # no displacement-matched control without its file (it needs the training vectors)
+    assert summary["random_matched_control"] is None and "random_matched" not in summary
+    assert "synrob: warning: no displacement-matched random control" in res.stderr
     for name in ("erased", "random"):
-        for key in ("accuracy_change", "loglik_change"):
+        for key in ("accuracy_change", "nll_increase"):
             assert set(summary[name][key]) == {"value", "ci95", "p_value"}
-    assert set(summary["erased_vs_random"]) == {"accuracy_change", "loglik_change"}
-    assert summary["erased"]["loglik_change"]["value"] != 0
+        assert summary[name]["nll_per_token"] > 0
+    assert set(summary["erased_vs_random"]) == {"accuracy_change", "nll_increase"}
+    increase = summary["erased"]["nll_increase"]["value"]
+    assert increase == pytest.approx(summary["erased"]["nll_per_token"]
+                                     - summary["clean"]["nll_per_token"])
+    assert increase != 0 and "loglik_change" not in summary["erased"]
     assert summary["eraser"]["kind"] == "leace" and summary["eraser"]["rank"] == 2
     again = cli(["score", "--lm", lm_dir, ORIG, PAIRS, "--erase", path, "--json", "--seed", "3",
                  "--bootstrap", "200"])
     assert again.stdout == res.stdout
     text = cli(["score", "--lm", lm_dir, ORIG, PAIRS, "--erase", path])
     assert text.exit_code == 0, text.stderr
-    assert "erased - random" in text.stdout and "log-lik" in text.stdout
+    assert "erased - random" in text.stdout and "NLL increase" in text.stdout
+    assert "log-lik" not in text.stdout
+    matched_row = next(x for x in text.stdout.splitlines() if x.startswith("random matched "))
+    assert matched_row.endswith("not scored (no file)")
 
 
 def test_identity_eraser_changes_nothing(cli, lm_dir: str, tmp_path: Path) -> None:
@@ -84,7 +96,7 @@ def test_identity_eraser_changes_nothing(cli, lm_dir: str, tmp_path: Path) -> No
         assert p["erased"]["logprob_original"] == p["logprob_original"]
         assert p["erased"]["logprob_perturbed"] == p["logprob_perturbed"]
     assert summary["erased"]["accuracy_change"]["value"] == 0
-    assert summary["erased"]["loglik_change"]["value"] == 0
+    assert summary["erased"]["nll_increase"]["value"] == 0
 
 
 def test_random_control_beside_the_eraser_or_given(cli, lm_dir: str, tmp_path: Path) -> None:
@@ -101,6 +113,38 @@ def test_random_control_beside_the_eraser_or_given(cli, lm_dir: str, tmp_path: P
     assert res.exit_code == 1
     assert res.stderr.strip().splitlines() == [
         f"synrob: error: eraser in {path} is a leace eraser, not a random one"]
+
+
+def test_matched_control_beside_the_eraser_or_given(cli, lm_dir: str, tmp_path: Path) -> None:
+    """Four conditions: clean, erased and both random controls, each against clean, and the
+    eraser against each control."""
+    path = _save(tmp_path / "e.safetensors", _eraser(lm_dir))
+    beside = _save(tmp_path / "e.random_matched.safetensors",
+                   _eraser(lm_dir, kind="random_matched", seed=6))
+    res = cli(["score", "--lm", lm_dir, ORIG, PAIRS, "--erase", path, "--json",
+               "--bootstrap", "100"])
+    assert res.exit_code == 0, res.stderr
+    assert "warning" not in res.stderr
+    *pairs, summary = _lines(res.stdout)
+    assert summary["random_matched_control"]["file"] == beside
+    assert summary["random_matched_control"]["kind"] == "random_matched"
+    assert {"erased", "random", "random_matched"} <= set(pairs[0])
+    for name in ("random_matched", "erased_vs_random_matched"):
+        assert set(summary[name]) >= {"accuracy_change", "nll_increase"}
+    assert summary["erased_vs_random_matched"]["nll_increase"]["value"] == pytest.approx(
+        summary["erased"]["nll_per_token"] - summary["random_matched"]["nll_per_token"])
+    text = cli(["score", "--lm", lm_dir, ORIG, PAIRS, "--erase", path, "--bootstrap", "100"])
+    assert "erased - random matched" in text.stdout
+    other = _save(tmp_path / "m.safetensors", _eraser(lm_dir, kind="random_matched", seed=7))
+    res = cli(["score", "--lm", lm_dir, ORIG, PAIRS, "--erase", path, "--json",
+               "--erase-random-matched", other, "--bootstrap", "0"])
+    assert _lines(res.stdout)[-1]["random_matched_control"]["file"] == other
+    wrong = _save(tmp_path / "r.safetensors", _eraser(lm_dir, kind="random", seed=5))
+    res = cli(["score", "--lm", lm_dir, ORIG, PAIRS, "--erase", path,
+               "--erase-random-matched", wrong])
+    assert res.exit_code == 1
+    assert res.stderr.strip().splitlines() == [
+        f"synrob: error: eraser in {wrong} is a random eraser, not a random_matched one"]
 
 
 def test_counterfactual_json_contract(cli, lm_dir: str, tmp_path: Path) -> None:
@@ -121,11 +165,15 @@ def test_counterfactual_json_contract(cli, lm_dir: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--layer", "1"], "--erase-random, --layer and --counterfactual need --erase FILE"),
-    (["--counterfactual"], "--erase-random, --layer and --counterfactual need --erase FILE"),
+    (["--layer", "1"], "--erase-random, --erase-random-matched, --layer and --counterfactual "
+                       "need --erase FILE"),
+    (["--counterfactual"], "--layer and --counterfactual need --erase FILE"),
+    (["--erase-random-matched", "ERASER"], "--layer and --counterfactual need --erase FILE"),
     (["--erase", "ERASER", "--layer", "2"], "was fitted on layer 1, not layer 2"),
     (["--erase", "ERASER", "--counterfactual", "--erase-random", "ERASER"],
-     "--erase-random does not apply to --counterfactual"),
+     "--erase-random and --erase-random-matched do not apply to --counterfactual"),
+    (["--erase", "ERASER", "--counterfactual", "--erase-random-matched", "ERASER"],
+     "--erase-random and --erase-random-matched do not apply to --counterfactual"),
     (["--erase", "missing.safetensors"], "missing.safetensors: no such eraser file"),
 ])
 def test_erase_errors_are_one_line(cli, lm_dir: str, tmp_path: Path, extra: list[str],
@@ -174,6 +222,10 @@ def test_smollm2_end_to_end_on_ewt_agreement_pairs(cli, ewt_train: Path, ewt_tes
     *rows, summary = _lines(res.stdout)
     assert summary["layer"] == 6 and summary["pairs"] == len(rows) > 0
     assert summary["random_control"]["file"].endswith("number.random.safetensors")
+    assert summary["random_matched_control"]["file"].endswith(
+        "number.random_matched.safetensors")
+    assert summary["erased_vs_random_matched"]["nll_increase"]["value"] == pytest.approx(
+        summary["erased"]["nll_per_token"] - summary["random_matched"]["nll_per_token"])
     assert any(r["erased"]["logprob_original"] != r["logprob_original"] for r in rows)
     res = cli(["score", test, pairs, "--lm", "smollm2", "--erase", eraser, "--limit", "8",
                "--counterfactual", "--json", "--bootstrap", "100", "--device", "cpu"])

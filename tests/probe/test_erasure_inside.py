@@ -72,7 +72,7 @@ def test_identity_eraser_scores_are_clean_bit_for_bit(lm: Any, files: tuple[str,
         [(s.logprob_original, s.logprob_perturbed) for s in clean]
     assert all(a.logprob_original != b.logprob_original for a, b in zip(clean, erased, strict=True))
     summary = erasure_summary({"clean": clean, "erased": same}, n_boot=200, seed=1)
-    for key in ("accuracy_change", "loglik_change"):
+    for key in ("accuracy_change", "nll_increase"):
         assert summary["erased"][key]["value"] == 0.0
         assert summary["erased"][key]["ci95"] == [0.0, 0.0]
 
@@ -86,8 +86,10 @@ def _fake_scores(prefers: list[bool], lp: list[float], sources: list[str]) -> li
 
 
 def test_erasure_summary_is_a_paired_cluster_bootstrap() -> None:
-    """Changes are differences on the same resamples of sources; the damage counts each
-    source's original once (a ratio of sums), whatever its number of pairs."""
+    """Changes are differences on the same resamples of sources; the damage, the increase of
+    the per-token negative log-likelihood (positive = worse, issue 43), counts each source's
+    original once (a ratio of sums), whatever its number of pairs; every control present is
+    compared with clean and with the eraser."""
     from synrob.probe.erasure.inside import erasure_summary
     from synrob.probe.stats import cluster_indices, percentile_interval, source_clusters
 
@@ -98,7 +100,9 @@ def test_erasure_summary_is_a_paired_cluster_bootstrap() -> None:
     erased = _fake_scores(list(rng.random(40) < 0.6), list(base - rng.random(40).round(1)),
                           sources)
     rand = _fake_scores(list(rng.random(40) < 0.85), list(base - 0.1), sources)
-    s = erasure_summary({"clean": clean, "erased": erased, "random": rand}, n_boot=300, seed=7)
+    matched = _fake_scores(list(rng.random(40) < 0.8), list(base - 0.4), sources)
+    s = erasure_summary({"clean": clean, "erased": erased, "random": rand,
+                         "random_matched": matched}, n_boot=300, seed=7)
     acc = {k: np.array([x.prefers_original for x in v], float)
            for k, v in (("clean", clean), ("erased", erased), ("random", rand))}
     idx = cluster_indices(source_clusters(np.array(sources, dtype=object)), 300,
@@ -110,13 +114,22 @@ def test_erasure_summary_is_a_paired_cluster_bootstrap() -> None:
     assert change["p_value"] == pytest.approx((1 + np.sum(-diffs <= 0)) / 301)
     first = np.arange(0, 40, 2)  # one original per source
     tok = np.array([clean[i].tokens_original for i in first], float)
-    ll = {k: np.array([v[i].logprob_original for i in first]) for k, v in
-          (("clean", clean), ("erased", erased))}
-    assert s["clean"]["loglik_per_token"] == pytest.approx(ll["clean"].sum() / tok.sum())
-    assert s["erased"]["loglik_change"]["value"] == pytest.approx(
-        (ll["erased"].sum() - ll["clean"].sum()) / tok.sum())
-    assert s["erased"]["loglik_change"]["ci95"][1] < 0 < s["erased_vs_random"]["loglik_change"][
-        "p_value"] < 0.05
+    nll = {k: -np.array([v[i].logprob_original for i in first]) for k, v in
+           (("clean", clean), ("erased", erased), ("random_matched", matched))}
+    assert s["clean"]["nll_per_token"] == pytest.approx(nll["clean"].sum() / tok.sum())
+    assert s["clean"]["nll_per_token"] > 0
+    increase = s["erased"]["nll_increase"]
+    assert increase["value"] == pytest.approx((nll["erased"].sum() - nll["clean"].sum())
+                                              / tok.sum())
+    assert increase["value"] > 0  # harm is positive
+    assert increase["ci95"][0] > 0 and increase["p_value"] < 0.05  # p of "above 0"
+    assert 0 < s["erased_vs_random"]["nll_increase"]["p_value"] < 0.05
+    assert s["random_matched"]["nll_increase"]["value"] == pytest.approx(0.4 * 20 / tok.sum())
+    assert set(s["erased_vs_random_matched"]) == {"accuracy_change", "nll_increase"}
+    assert s["erased_vs_random_matched"]["nll_increase"]["value"] == pytest.approx(
+        (nll["erased"].sum() - nll["random_matched"].sum()) / tok.sum())
+    assert not any("loglik" in k for part in s.values() if isinstance(part, dict)
+                   for k in part)
     assert s["sources"] == 20 and s["erased"]["pairs"] == 40
 
 

@@ -270,10 +270,11 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
 # ------------------------------------------------------------------ erasure
 @dataclass(repr=False)
 class EraseResult(ResultTable):
-    """An erasure (:func:`erase`): ``run`` (the LEACE eraser, its random control, each task's
-    accuracies), ``summary`` (what ``synrob erase --json`` prints) and ``rows``: per task and
-    condition (``before``, ``leace``, ``random``) its test accuracy beside the majority
-    rate, then the paired differences with their intervals and p-values."""
+    """An erasure (:func:`erase`): ``run`` (the LEACE eraser, its two random controls, each
+    task's accuracies), ``summary`` (what ``synrob erase --json`` prints) and ``rows``: per task
+    and condition (``before``, ``leace``, ``random``, ``random_matched``) its test accuracy
+    beside the majority rate (the training majority label's test accuracy), then the paired
+    differences with their intervals and p-values."""
 
     run: Any
     summary: dict[str, Any]
@@ -285,7 +286,8 @@ class EraseResult(ResultTable):
         base = {"encoder": s["encoder"], "layer": s["layer"], "erased": s["task"],
                 "seed": s["seed"], "lang": s["lang"]["code"]}
         for name, r in [(s["task"], s), *s["also"].items()]:
-            for cond, key in (("before", "before"), ("leace", "after"), ("random", "random")):
+            for cond, key in (("before", "before"), ("leace", "after"), ("random", "random"),
+                              ("random_matched", "random_matched")):
                 self.rows.append({**base, "task": name, "condition": cond, "metric": "accuracy",
                                   "value": r[f"accuracy_{key}"], "majority": r["majority"]})
             for key, d in r.items():
@@ -296,13 +298,16 @@ class EraseResult(ResultTable):
                                       "p_value": d["p_value"]})
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the LEACE eraser to ``path`` and its random control to
-        ``NAME.random.safetensors`` beside it (what ``synrob score --erase`` reads)."""
-        from .erasure.setup import random_path
+        """Write the LEACE eraser to ``path`` and its random controls beside it,
+        ``NAME.random.safetensors`` (rank-matched) and ``NAME.random_matched.safetensors``
+        (rank- and displacement-matched): what ``synrob score --erase`` reads."""
+        from .erasure.setup import control_paths
         from .erasure.store import save_eraser
 
         save_eraser(Path(path), self.run.eraser)
-        save_eraser(random_path(Path(path)), self.run.control)
+        erasers = self.run.erasers()
+        for kind, where in control_paths(Path(path)).items():
+            save_eraser(where, erasers[kind])
         return Path(path)
 
 
@@ -314,7 +319,9 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
           progress: Callable[..., Any] | None = None) -> EraseResult:
     """Fit LEACE on ``task``'s labels (e.g. ``feats`` with ``params={"feature": "Number"}``)
     at ``layer`` of ``encoder`` on ``train`` (or ``load`` a saved eraser), and retrain a linear
-    probe on the erased, randomly erased and original vectors, as ``synrob erase`` does;
+    probe on the original, LEACE-erased and randomly erased vectors (a random subspace of the
+    same rank; and a random oblique projection of the same rank and mean displacement), as
+    ``synrob erase`` does;
     ``also`` names other tasks to probe before and after (``"pos,deprel"``)."""
     from synrob.perturb.data import resolve_one
     from synrob.perturb.device import check_device
@@ -331,6 +338,7 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
     saved = load_eraser(Path(load)) if load is not None else None
     setup = es.build_erase_setup(reg, es.erase_names(saved, encoder, layer, task), params,
                                  saved, control, seed)
+    es.check_fit_params(setup, fit)
     paths = {k: str(resolve_one(v, f"--{k}")) for k, v in (("train", train), ("dev", dev),
                                                             ("test", test))}
     language = infer_language([paths["test"]], lang)

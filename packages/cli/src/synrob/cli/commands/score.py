@@ -31,7 +31,8 @@ _Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resample
                                          "sentences, each with all its pairs, for the 95% "
                                          "interval of the accuracy (0: none).")]
 _Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling (and, with --erase, of the "
-                                      "built random control and the random directions).")]
+                                      "built rank-matched random control and the random "
+                                      "directions).")]
 _Device = Annotated[str, typer.Option(help=DEVICE_HELP)]
 _Dtype = Annotated[str, typer.Option("--dtype", help="Dtype the LM computes in: auto (bfloat16 "
                                      "on native-bf16 hardware for a bf16-checked model, else "
@@ -45,13 +46,21 @@ _Erase = Annotated[str | None, typer.Option(
     "--erase", metavar="FILE", rich_help_panel=_ERASURE,
     help="An eraser (synrob erase -o FILE, fitted on this causal LM's states) applied at its "
     "layer during the forward pass, to every token but the start token: scores each pair "
-    "clean, erased and random-erased, with the accuracy changes and the damage (change in "
-    "per-token log-likelihood of the original sentences), paired bootstrap intervals.")]
+    "clean, erased and with each random control (matched in rank; matched in rank and mean "
+    "displacement), with the accuracy changes and the damage (NLL increase: the increase of "
+    "the original sentences' per-token negative log-likelihood, positive = worse), paired "
+    "bootstrap intervals.")]
 _EraseRandom = Annotated[str | None, typer.Option(
     "--erase-random", metavar="FILE", rich_help_panel=_ERASURE,
-    help="The random-control eraser (kind random). Default: NAME.random.safetensors beside "
-    "the --erase file (what synrob erase -o writes) when it exists, else a random subspace "
-    "of the eraser's rank seeded by --seed.")]
+    help="The rank-matched random-control eraser (kind random). Default: "
+    "NAME.random.safetensors beside the --erase file (what synrob erase -o writes) when it "
+    "exists, else a random subspace of the eraser's rank seeded by --seed.")]
+_EraseRandomMatched = Annotated[str | None, typer.Option(
+    "--erase-random-matched", metavar="FILE", rich_help_panel=_ERASURE,
+    help="The rank- and displacement-matched random-control eraser (kind random_matched). "
+    "Default: NAME.random_matched.safetensors beside the --erase file (what synrob erase -o "
+    "writes) when it exists; else it is not scored, with a warning (it is fitted on the "
+    "training vectors, which the LM does not have).")]
 _Layer = Annotated[int | None, typer.Option(
     "--layer", rich_help_panel=_ERASURE,
     help="The layer to intervene at (the encoders' numbering: 0 = embeddings); default and "
@@ -102,7 +111,8 @@ def _print_summary(s: dict[str, Any]) -> None:
 def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_json: _Json = False,
           bootstrap: _Bootstrap = 1000, seed: _Seed = 0, device: _Device = "auto",
           batch_size: _BatchSize = 32, limit: _Limit = None, dtype: _Dtype = "auto",
-          erase: _Erase = None, erase_random: _EraseRandom = None, layer: _Layer = None,
+          erase: _Erase = None, erase_random: _EraseRandom = None,
+          erase_random_matched: _EraseRandomMatched = None, layer: _Layer = None,
           counterfactual: _Counterfactual = False) -> None:
     """Does the LM prefer the original? Score aligned ORIGINAL/PERTURBED sentence pairs.
 
@@ -114,7 +124,8 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     bootstrap over the source sentences, each resampled with all its pairs.
 
     With --erase FILE (a causal LM), each pair is also scored with the eraser applied inside
-    the LM at its layer and with a random eraser of the same rank; with --counterfactual,
+    the LM at its layer and with two random erasers of the same rank (one also of the same
+    mean displacement); with --counterfactual,
     agreement pairs are scored with the subject moved to the other class (docs/erasure.md).
     """
     from synrob.perturb.device import check_device
@@ -126,12 +137,13 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     device = check_device(device)  # a missing or invalid device fails before any work
     check_dtype(dtype)
     check_score_options(bootstrap, batch_size, limit)
-    if erase is not None or erase_random is not None or layer is not None or counterfactual:
+    if (erase is not None or erase_random is not None or erase_random_matched is not None
+            or layer is not None or counterfactual):
         from .score_erasure import ErasureOptions, score_with_eraser
 
         score_with_eraser(ErasureOptions(
-            original, perturbed, lm, erase, erase_random, layer, counterfactual, as_json,
-            bootstrap, seed, device, batch_size, limit, dtype))
+            original, perturbed, lm, erase, erase_random, erase_random_matched, layer,
+            counterfactual, as_json, bootstrap, seed, device, batch_size, limit, dtype))
         return
     from synrob.probe.api import score_pairs
 

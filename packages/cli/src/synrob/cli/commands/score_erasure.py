@@ -2,11 +2,13 @@
 
 Two steps of ``synrob score`` (not a command of its own; :mod:`.score` calls them):
 
-* :func:`score_erased`: every pair scored clean, erased and random-erased (the random control of
-  the same rank: ``--erase-random FILE``, else ``NAME.random.safetensors`` beside the eraser
-  as ``synrob erase -o`` writes it, else one built from the eraser with ``--seed``), with the
-  accuracy changes and the damage to the clean text's log-likelihood
-  (:mod:`synrob.probe.erasure.inside`);
+* :func:`score_erased`: every pair scored clean, erased and with each random control: the
+  rank-matched one (``--erase-random FILE``, else ``NAME.random.safetensors`` beside the
+  eraser as ``synrob erase -o`` writes it, else one built from the eraser with ``--seed``) and
+  the rank- and displacement-matched one (``--erase-random-matched FILE``, else
+  ``NAME.random_matched.safetensors`` beside the eraser; it needs the training vectors, so
+  without a file it is left out, with a warning), with the accuracy changes and the damage,
+  the increase of the clean text's negative log-likelihood (:mod:`synrob.probe.erasure.inside`);
 * :func:`score_counterfactual` (``--counterfactual``): agreement pairs, the subject moved to the
   other class at the eraser's layer against a random direction of the same size, and how often
   the preferred verb form flips (:mod:`synrob.probe.erasure.counterfactual`).
@@ -33,6 +35,7 @@ class ErasureOptions:
     lm: str
     erase: str | None
     erase_random: str | None
+    erase_random_matched: str | None
     layer: int | None
     counterfactual: bool
     as_json: bool
@@ -64,30 +67,48 @@ def _load(opts: ErasureOptions) -> tuple[Any, Any, int]:
     return loaded, eraser, layer
 
 
-def _control(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
-             ) -> tuple[Any, dict[str, Any]]:
-    """The random control and where it came from: ``--erase-random FILE``, else the one
-    ``synrob erase -o FILE`` wrote beside the eraser (``NAME.random.safetensors``) when it
-    exists, else one built from the eraser (a random subspace of its rank, seeded by
-    ``--seed``)."""
+def _control_file(opts: ErasureOptions, kind: str) -> str | None:
+    """The file of the ``kind`` control: given (``--erase-random[-matched]``), else the one
+    ``synrob erase -o FILE`` wrote beside the eraser when it exists, else None."""
     from pathlib import Path
 
+    from synrob.probe.erasure.setup import control_paths
+
+    given = opts.erase_random if kind == "random" else opts.erase_random_matched
+    beside = control_paths(Path(str(opts.erase)))[kind]
+    return given if given is not None else (str(beside) if beside.is_file() else None)
+
+
+def _controls(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
+              ) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """Each random control and where it came from (:func:`_control_file`). Without a file the
+    rank-matched one is built from the eraser (a random subspace of its rank, seeded by
+    ``--seed``); the displacement-matched one cannot be (it is fitted on the training
+    vectors), so it is left out with a warning."""
+    import warnings
+
+    from synrob.perturb.errors import SynrobWarning
     from synrob.probe.erasure.fit import random_control
-    from synrob.probe.erasure.inside import check_lm_eraser
-    from synrob.probe.erasure.setup import random_path as _random_path
+    from synrob.probe.erasure.inside import CONTROLS, check_lm_eraser
     from synrob.probe.erasure.store import load_eraser
 
-    path = opts.erase_random
-    beside = _random_path(Path(opts.erase))
-    if path is None and beside.is_file():
-        path = str(beside)
-    if path is None:
-        control = random_control(eraser, opts.seed)
-        return control, {"built": "random subspace of the eraser's rank", "seed": opts.seed,
-                         "rank": control.rank}
-    control = load_eraser(path)
-    check_lm_eraser(control, path, lm_spec=opts.lm, lm=loaded, layer=layer, kind="random")
-    return control, _eraser_info(control, path)
+    out = {}
+    for kind in CONTROLS:
+        path = _control_file(opts, kind)
+        if path is not None:
+            control = load_eraser(path)
+            check_lm_eraser(control, path, lm_spec=opts.lm, lm=loaded, layer=layer, kind=kind)
+            out[kind] = (control, _eraser_info(control, path))
+        elif kind == "random":
+            control = random_control(eraser, opts.seed)
+            out[kind] = (control, {"built": "random subspace of the eraser's rank",
+                                   "seed": opts.seed, "rank": control.rank})
+        else:
+            warnings.warn(f"no displacement-matched random control for {opts.erase} (no "
+                          "--erase-random-matched and no NAME.random_matched.safetensors "
+                          "beside it, which synrob erase -o writes): scoring clean, erased "
+                          "and random only", SynrobWarning, stacklevel=2)
+    return out
 
 
 def _pairs(opts: ErasureOptions) -> tuple[list[Any], str, int]:
@@ -107,12 +128,13 @@ def score_with_eraser(opts: ErasureOptions) -> None:
     from synrob.perturb.errors import ParameterError
 
     if opts.erase is None:
-        raise ParameterError("--erase-random, --layer and --counterfactual need --erase FILE")
+        raise ParameterError("--erase-random, --erase-random-matched, --layer and "
+                             "--counterfactual need --erase FILE")
     (score_counterfactual if opts.counterfactual else score_erased)(opts)
 
 
 def score_erased(opts: ErasureOptions) -> None:
-    """``synrob score --erase``: clean / erased / random-erased preference and damage."""
+    """``synrob score --erase``: clean / erased / random controls: preference and damage."""
     from synrob.probe.erasure.inside import erasing, erasure_summary
 
     from ..output import emit_json
@@ -120,16 +142,20 @@ def score_erased(opts: ErasureOptions) -> None:
 
     kept, how, skipped = _pairs(opts)
     loaded, eraser, layer = _load(opts)
-    control, control_info = _control(opts, eraser, loaded, layer)
+    controls = _controls(opts, eraser, loaded, layer)
     scores = {}
-    for name, which in (("clean", None), ("erased", eraser), ("random", control)):
+    for name, which in (("clean", None), ("erased", eraser),
+                        *((k, c) for k, (c, _) in controls.items())):
         with erasing(loaded, which, layer):
             scores[name] = _score_all(loaded, kept, opts.batch_size, f"{name}: ")
+    matched = controls.get("random_matched")
     summary = {**erasure_summary(scores, n_boot=opts.bootstrap, seed=opts.seed),
                "pairs": len(kept), "skipped": skipped, "aligned_by": how, "lm": opts.lm,
                "lm_kind": loaded.kind, "dtype": loaded.dtype, "layer": layer,
                "positions": "every token but the start token",
-               "eraser": _eraser_info(eraser, opts.erase), "random_control": control_info,
+               "eraser": _eraser_info(eraser, opts.erase),
+               "random_control": controls["random"][1],
+               "random_matched_control": matched[1] if matched else None,
                "bootstrap": opts.bootstrap, "seed": opts.seed}
     if not opts.as_json:
         _print_erased(summary)
@@ -156,9 +182,10 @@ def score_counterfactual(opts: ErasureOptions) -> None:
 
     from ..output import emit_json, progress
 
-    if opts.erase_random is not None:
-        raise ParameterError("--erase-random does not apply to --counterfactual (its control "
-                             "is a random direction of the same size)")
+    if opts.erase_random is not None or opts.erase_random_matched is not None:
+        raise ParameterError("--erase-random and --erase-random-matched do not apply to "
+                             "--counterfactual (its control is a random direction of the same "
+                             "size per token)")
     pairs, other = agreement_pairs(str(resolve_one(opts.original)), str(resolve_one(opts.perturbed)))
     if not pairs:
         raise SynrobError(f"{opts.perturbed}: no synrob.agreement pair (write them with "
@@ -205,32 +232,41 @@ def _rows(rows: list[tuple[str, str]]) -> None:
         typer.echo(f"{key:<{width}}  {value}".rstrip())
 
 
+def _control_text(info: dict[str, Any] | None) -> str:
+    if info is None:
+        return "not scored (no file)"
+    if "file" in info:
+        return str(info["file"])
+    return f"{info['built']} ({info['rank']}), seed {info['seed']}"
+
+
 def _print_erased(s: dict[str, Any]) -> None:
     e = s["eraser"]
-    rc = s["random_control"]
-    control = (f"{rc['file']}" if "file" in rc else f"{rc['built']} ({rc['rank']}), "
-               f"seed {rc['seed']}")
     rows = [("lm", f"{s['lm']} ({s['lm_kind']}, {s['dtype']})"),
             ("eraser", f"{e['file']}: {e['kind']} of rank {e['rank']} at layer {s['layer']} "
                        f"(task {e['task']}), on {s['positions']}"),
-            ("random control", control),
+            ("random control", _control_text(s["random_control"])),
+            ("random matched", _control_text(s["random_matched_control"])),
             ("pairs scored", f"{s['pairs']} from {s['sources']} source sentences (aligned by "
                              f"{s['aligned_by']}; {s['skipped']} unchanged pairs skipped)")]
-    for name in ("clean", "erased", "random"):
+    names = [n for n in ("clean", "erased", "random", "random_matched") if n in s]
+    for name in names:
         c = s[name]
         text = (f"prefers original {_num(100 * c['accuracy'], '.1f')} % "
-                f"{_ci(c['accuracy_ci95'], 100)}; log-lik "
-                f"{_num(c['loglik_per_token'], '.3f')} nats/token")
+                f"{_ci(c['accuracy_ci95'], 100)}; NLL "
+                f"{_num(c['nll_per_token'], '.3f')} nats/token")
         if name != "clean":
             text += (f"; vs clean: accuracy {_change(c['accuracy_change'], 100, '.1f', 'pts')}"
-                     f", log-lik {_change(c['loglik_change'], 1, '.3f', 'nats/token')}")
-        rows.append((name, text))
-    d = s["erased_vs_random"]
-    rows.append(("erased - random",
-                 f"accuracy {_change(d['accuracy_change'], 100, '.1f', 'pts')}, log-lik "
-                 f"{_change(d['loglik_change'], 1, '.3f', 'nats/token')}"))
+                     f", NLL increase {_change(c['nll_increase'], 1, '.3f', 'nats/token')}")
+        rows.append((name.replace("_", " "), text))
+    for control in names[2:]:
+        d = s[f"erased_vs_{control}"]
+        rows.append((f"erased - {control.replace('_', ' ')}",
+                     f"accuracy {_change(d['accuracy_change'], 100, '.1f', 'pts')}, NLL "
+                     f"increase {_change(d['nll_increase'], 1, '.3f', 'nats/token')}"))
     rows.append(("", f"95% intervals: paired bootstrap {s['bootstrap']} over sources, seed "
-                     f"{s['seed']}; p one-sided (below 0)"))
+                     f"{s['seed']}; p one-sided: accuracy change below 0, NLL increase above "
+                     "0 (damage: positive = worse)"))
     _rows(rows)
 
 

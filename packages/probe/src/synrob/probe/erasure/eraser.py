@@ -14,8 +14,10 @@ replaces it with the class mean's::
     C_c(x) = E(x) + (mu_c - E(mu_c)) = x + ((mu_c - x) @ proj_right.T) @ proj_left.T
 
 with ``mu_c = class_means[c]`` (training mean of class ``c``, shape ``(n_classes, d)``).
-``kind`` is ``leace`` or ``random`` (the control: the orthogonal projection off a random
-subspace of the same rank, Elazar et al. 2021). torch is imported inside the methods.
+``kind`` is ``leace``, ``random`` (the rank-matched control: the orthogonal projection off a
+random subspace of the same rank, Elazar et al. 2021) or ``random_matched`` (the control
+matched in rank and in mean displacement: a random oblique projection of the same rank,
+:func:`synrob.probe.erasure.fit.matched_control`). torch is imported inside the methods.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Eraser"]
+__all__ = ["KINDS", "Eraser"]
+
+#: The kinds of eraser (see the module docstring).
+KINDS = ("leace", "random", "random_matched")
 
 
 @dataclass

@@ -20,6 +20,28 @@
   training mean where it is and differ only in the subspace they remove (with a bias of 0 the
   control would also move every vector towards the origin). :func:`random_control` builds it
   from a fitted eraser (same rank, bias, class means, labels).
+* :func:`matched_control`: the control matched in rank **and** in size: a random oblique
+  projection of the same rank whose mean displacement ``mean_i ||x_i - E(x_i)||`` over the
+  training vectors equals LEACE's (:func:`mean_displacement`). The rank-matched control moves
+  the vectors 2-3x less than LEACE (an orthogonal projection removes only the variance that
+  happens to lie in a random subspace; LEACE's projection is oblique), so "LEACE hurts more
+  than random" could be a size effect. Construction, with ``Q`` (d, k) the rank-matched
+  control's subspace (the same seed, so the two controls share it) and ``c = Q^T (x - bias)``::
+
+      E(x) = x - (Q + t N) c       proj_left = Q + t N (d, k),   proj_right = Q^T (k, d)
+
+  ``N`` (d, k): a second Gaussian draw of the same generator, projected off ``Q`` (orthonormal
+  columns when ``2k <= d``, else unit columns), so ``Q^T N = 0`` and ``proj_right @ proj_left =
+  I``: like LEACE and the rank-matched control, ``E`` is a projection (idempotent) of rank
+  ``k`` that keeps the training mean; its kernel, the information it removes, is the random
+  subspace ``span(Q + t N)``, and every vector moves by ``sqrt(||c||^2 + t^2 ||N c||^2)``
+  (``t = 0``: the orthogonal, rank-matched control). ``t >= 0`` is solved (bisection, to a
+  relative 1e-9) so that the mean displacement over the training vectors equals LEACE's. If
+  LEACE moves the vectors *less* than the orthogonal projection (no oblique projection moves
+  them less), the control is the shrunk projection ``E(x) = x - s Q c`` with ``s`` the ratio
+  of the two mean displacements (it only shrinks the random subspace, removing no
+  information), with a :class:`~synrob.perturb.errors.SynrobWarning`; ``meta["construction"]``
+  says which (``oblique`` or ``shrunk``).
 
 ``class_means`` (C, d) is the training mean of each class's raw vectors (the counterfactual's
 targets); a class with no training word gets the overall training mean. Stored in float32.
@@ -31,12 +53,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from synrob.perturb.errors import SynrobError
+from synrob.perturb.errors import SynrobError, SynrobWarning
 
 from .eraser import Eraser
 
 __all__ = ["SVD_TOL", "labelled_rows", "fit_leace", "random_eraser", "random_control",
-           "class_means", "apply_rows", "class_mean_gap"]
+           "matched_control", "mean_displacement", "class_means", "apply_rows",
+           "class_mean_gap"]
 
 #: Singular values of the whitened cross-covariance below this are not erased (see above).
 SVD_TOL = 1e-6
@@ -113,9 +136,7 @@ def random_eraser(dim: int, rank: int, *, seed: int, bias: Any, class_means: Any
 
     if not 0 <= rank <= dim:
         raise SynrobError(f"a random eraser of rank {rank} in dimension {dim}")
-    gen = torch.Generator().manual_seed(int(seed))
-    q, _ = torch.linalg.qr(torch.randn(dim, rank, generator=gen, dtype=torch.float64))
-    q = q.float().contiguous()
+    q = _random_basis(dim, rank, seed)[0].float().contiguous()
     return Eraser("random", q, q.T.contiguous(), torch.as_tensor(bias).float().clone(),
                   torch.as_tensor(class_means).float().clone(), list(labels),
                   {**(meta or {}), "rank": int(rank), "seed": int(seed)})
@@ -128,6 +149,111 @@ def random_control(eraser: Eraser, seed: int) -> Eraser:
     meta = {**eraser.meta, "control_of": eraser.kind}
     return random_eraser(eraser.dim, rank, seed=seed, bias=eraser.bias,
                          class_means=eraser.class_means, labels=eraser.labels, meta=meta)
+
+
+def _random_basis(dim: int, rank: int, seed: int) -> tuple[Any, Any]:
+    """``Q`` (dim, rank), orthonormal columns from the QR decomposition of a Gaussian draw of
+    ``torch.Generator().manual_seed(seed)``, and ``N`` (dim, rank) from that generator's next
+    draw, projected off ``Q`` (orthonormal columns when ``2 rank <= dim``, else unit columns;
+    zero columns stay 0); both float64."""
+    import torch
+
+    gen = torch.Generator().manual_seed(int(seed))
+    q, _ = torch.linalg.qr(torch.randn(dim, rank, generator=gen, dtype=torch.float64))
+    g = torch.randn(dim, rank, generator=gen, dtype=torch.float64)
+    g = g - q @ (q.T @ g)
+    if 2 * rank <= dim:
+        n, _ = torch.linalg.qr(g)
+        n = n - q @ (q.T @ n)  # QR's round-off, back off Q
+    else:
+        norms = g.norm(dim=0, keepdim=True)
+        n = torch.where(norms > 1e-12, g / norms.clamp_min(1e-12), torch.zeros_like(g))
+    return q, n
+
+
+def mean_displacement(eraser: Eraser, x: np.ndarray) -> float:
+    """Mean Euclidean length of the change ``||x_i - E(x_i)||`` over the rows of ``x`` (m, d),
+    computed in float64 by chunks; NaN for no row."""
+    import torch
+
+    if x.shape[0] == 0:
+        return float("nan")
+    total = 0.0
+    for a in _chunks(x.shape[0]):
+        block = torch.from_numpy(np.asarray(x[a:a + _CHUNK], dtype=np.float64))
+        total += float(eraser.component(block).norm(dim=1).sum())
+    return total / x.shape[0]
+
+
+def _coordinates(x: np.ndarray, bias: Any, q: Any) -> np.ndarray:
+    """``c = (x - bias) @ q`` for the rows of ``x`` (m, d): (m, k) float64."""
+    import torch
+
+    out = np.empty((x.shape[0], q.shape[1]))
+    for a in _chunks(x.shape[0]):
+        block = torch.from_numpy(np.asarray(x[a:a + _CHUNK], dtype=np.float64))
+        out[a:a + _CHUNK] = ((block - bias) @ q).numpy()
+    return out
+
+
+def _solve_oblique(c: np.ndarray, gram: np.ndarray, target: float) -> float:
+    """``t >= 0`` with ``mean_i sqrt(||c_i||^2 + t^2 c_i^T gram c_i) = target`` (bisection on
+    an increasing function; ``target`` at least its value at 0)."""
+    a = np.einsum("ij,ij->i", c, c)
+    b = np.einsum("ij,ij->i", c @ gram, c)
+
+    def f(t: float) -> float:
+        return float(np.sqrt(a + t * t * b).mean())
+
+    if target <= f(0.0) * (1 + 1e-9):  # the orthogonal projection moves them as far
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while f(hi) < target:
+        if hi > 1e12:
+            raise SynrobError("no oblique projection reaches LEACE's displacement (the random "
+                              "subspace's complement is empty)")
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def matched_control(eraser: Eraser, x: np.ndarray, seed: int) -> Eraser:
+    """The displacement-matched random control of a fitted eraser (kind ``random_matched``):
+    see the module docstring. ``x`` (m, d): the raw training vectors the eraser was fitted on,
+    over which the mean displacements are matched. ``meta`` adds ``construction``, ``oblique``
+    (``t``) or ``scale`` (``s``), and the three mean displacements on ``x``."""
+    import warnings
+
+    import torch
+
+    rank = int(eraser.meta.get("rank", eraser.rank))
+    q, n = _random_basis(eraser.dim, rank, seed)
+    c = _coordinates(x, eraser.bias.double(), q)
+    target, base = mean_displacement(eraser, x), float(np.linalg.norm(c, axis=1).mean())
+    if not base > 0:
+        raise SynrobError("the training vectors do not move under a random projection of rank "
+                          f"{rank}; no displacement-matched control")
+    if target >= base:
+        t = _solve_oblique(c, (n.T @ n).numpy(), target)
+        left, how = q + t * n, {"construction": "oblique", "oblique": t}
+    else:
+        s = target / base
+        warnings.warn(f"LEACE moves the training vectors less than a random projection of the "
+                      f"same rank ({target:.4g} against {base:.4g}); the displacement-matched "
+                      f"control shrinks a random subspace by {s:.3f} instead of removing it",
+                      SynrobWarning, stacklevel=2)
+        left, how = s * q, {"construction": "shrunk", "scale": s}
+    meta = {**eraser.meta, "control_of": eraser.kind, "rank": rank, "seed": int(seed),
+            "matched": "mean displacement on the training vectors", **how}
+    control = Eraser("random_matched", left.float().contiguous(), q.T.float().contiguous(),
+                     torch.as_tensor(eraser.bias).float().clone(),
+                     torch.as_tensor(eraser.class_means).float().clone(), list(eraser.labels),
+                     meta)
+    control.meta.update({"displacement_target": target, "displacement_rank_matched": base,
+                         "displacement": mean_displacement(control, x)})
+    return control
 
 
 def apply_rows(eraser: Eraser | None, matrix: np.ndarray) -> np.ndarray:

@@ -1,10 +1,12 @@
-"""An eraser inside a causal LM: minimal-pair preference and damage, clean / erased / random.
+"""An eraser inside a causal LM: minimal-pair preference and damage, clean / erased / random
+controls.
 
-``synrob score ORIGINAL PERTURBED --erase FILE`` scores every pair three times with
+``synrob score ORIGINAL PERTURBED --erase FILE`` scores every pair with
 :func:`synrob.probe.behaviour.score_pairs`: as it is (``clean``), with the eraser applied to
 layer ``L``'s hidden states during the forward pass (``erased``; :func:`erasing`, through
-:func:`synrob.probe.intervene.intervene`), and with the random control of the same rank
-(``random``). The eraser changes **every token's state but the start token's**: the start token
+:func:`synrob.probe.intervene.intervene`), with the random control of the same rank
+(``random``) and with the one of the same rank and mean displacement (``random_matched``,
+:func:`synrob.probe.erasure.fit.matched_control`). The eraser changes **every token's state but the start token's**: the start token
 that :func:`synrob.perturb.lm.start_token_id` puts before the text is the attention sink, whose
 state was never part of a word the eraser was fitted on (``positions=1``); the text's tokens
 are all erased, as erasure on representations erases every word (an affine eraser commutes with
@@ -12,19 +14,22 @@ the mean over a word's subwords). Only causal LMs: a masked LM's pseudo-log-like
 erase its ``[MASK]`` and special tokens too, which no eraser was fitted on.
 
 :func:`erasure_summary` reports, per condition, :func:`~synrob.probe.behaviour.
-preference_summary` (accuracy and its interval), and for ``erased`` and ``random`` their change
-against ``clean`` (and ``erased`` against ``random``), each with a **paired** bootstrap: the
-same resamples of the source sentences (each with all its pairs, the cluster bootstrap of
-``synrob score``; ``numpy.random.default_rng(seed)``) score every condition. Two quantities:
+preference_summary` (accuracy and its interval) and ``nll_per_token``, and for every other
+condition its change against ``clean`` (and ``erased`` against each random control), each with
+a **paired** bootstrap: the same resamples of the source sentences (each with all its pairs,
+the cluster bootstrap of ``synrob score``; ``numpy.random.default_rng(seed)``) score every
+condition. Two quantities:
 
-* ``accuracy_change``: preference accuracy of the condition minus clean's;
-* ``loglik_change`` (**damage**): the mean per-token log-likelihood (nats) of the clean text,
-  the original sentences (one per source), under the condition minus clean's: negative when
-  the eraser made the LM worse at the text itself. A sentence's value is a ratio of sums
-  (total log-probability over tokens), resampled by source.
+* ``accuracy_change``: preference accuracy of the condition minus clean's, with the one-sided
+  bootstrap p of "the change is below 0";
+* ``nll_increase`` (the **damage**, as Belrose et al. 2023 report it): the increase of the
+  mean per-token negative log-likelihood (nats per token) of the clean text, the original
+  sentences (one per source), under the condition over clean's: **positive when the eraser
+  made the LM worse** at the text itself. ``nll_per_token`` is a ratio of sums (total negative
+  log-probability over tokens), resampled by source; the p-value is the one-sided bootstrap p
+  of "the increase is above 0".
 
-Each change comes as ``{"value", "ci95", "p_value"}``, ``p_value`` the one-sided bootstrap p of
-"the change is below 0" (:func:`synrob.probe.stats.one_sided_p`).
+Each change comes as ``{"value", "ci95", "p_value"}`` (:func:`synrob.probe.stats.one_sided_p`).
 
 :func:`check_lm_eraser` refuses an eraser made for another model, layer or dimension (one
 :class:`ParameterError` line, as ``synrob probe --load``).
@@ -51,7 +56,10 @@ from ..stats import (
 )
 from .eraser import Eraser
 
-__all__ = ["check_lm_eraser", "erasing", "erasure_summary", "paired_change"]
+__all__ = ["CONTROLS", "check_lm_eraser", "erasing", "erasure_summary", "paired_change"]
+
+#: The random controls scored beside the eraser (condition names, as the eraser kinds).
+CONTROLS = ("random", "random_matched")
 
 
 def _lm_identity(lm_spec: str) -> dict[str, Any]:
@@ -66,8 +74,8 @@ def check_lm_eraser(eraser: Eraser, where: str | Path, *, lm_spec: str, lm: Any,
     """The layer to erase at (``layer``, else the eraser's own), after checking that ``eraser``
     was fitted on this causal LM's states there: a transformer encoder of the same model files
     (``encoder_identity.resource`` in its metadata) that puts the start token first, the same
-    layer, a layer the model has, and the model's hidden size; ``kind`` (``random`` for a
-    control file) when given. Raises one :class:`ParameterError` line naming both values."""
+    layer, a layer the model has, and the model's hidden size; ``kind`` (``random`` or
+    ``random_matched`` for a control file) when given. Raises one :class:`ParameterError` line naming both values."""
     from ..intervene import model_layers
 
     meta = eraser.meta
@@ -147,10 +155,11 @@ def paired_change(stat: Callable[[str, Resamples | None], Any], a: str, b: str,
 
 def erasure_summary(scores: Mapping[str, Sequence[PairScore]], *, n_boot: int = 1000,
                     seed: int = 0) -> dict[str, Any]:
-    """Per condition (``clean`` and e.g. ``erased``, ``random``: the same pairs in the same
-    order) its :func:`~synrob.probe.behaviour.preference_summary` with ``accuracy_change`` and
-    ``loglik_change`` against ``clean``; with both ``erased`` and ``random``, also
-    ``erased_vs_random``. See the module docstring."""
+    """Per condition (``clean`` and e.g. ``erased``, ``random``, ``random_matched``: the same
+    pairs in the same order) its :func:`~synrob.probe.behaviour.preference_summary` with
+    ``nll_per_token``, and ``accuracy_change`` and ``nll_increase`` against ``clean``; for
+    ``erased`` and each control of :data:`CONTROLS` present, also ``erased_vs_<control>``
+    (``erased`` minus the control). See the module docstring."""
     clean = scores["clean"]
     out: dict[str, Any] = {name: preference_summary(s, n_boot=n_boot, seed=seed)
                            for name, s in scores.items()}
@@ -163,24 +172,26 @@ def erasure_summary(scores: Mapping[str, Sequence[PairScore]], *, n_boot: int = 
     first = np.array([c[0] for c in clusters], dtype=np.int64)
     prefers = {k: np.array([x.prefers_original for x in v], dtype=np.float64)
                for k, v in scores.items()}
-    ll = {k: np.array([v[i].logprob_original for i in first], dtype=np.float64)
-          for k, v in scores.items()}
+    nll = {k: -np.array([v[i].logprob_original for i in first], dtype=np.float64)
+           for k, v in scores.items()}
     tokens = np.array([clean[i].tokens_original for i in first], dtype=np.float64)
 
     def accuracy(name: str, idx: Resamples | None) -> Any:
         return prefers[name].mean() if idx is None else _means(prefers[name], idx)
 
-    def loglik(name: str, idx: Resamples | None) -> Any:
-        return ll[name].sum() / tokens.sum() if idx is None else _ratios(ll[name], tokens, idx)
+    def nll_per_token(name: str, idx: Resamples | None) -> Any:
+        return nll[name].sum() / tokens.sum() if idx is None else _ratios(nll[name], tokens, idx)
 
     comparisons = [(k, "clean", out[k]) for k in scores if k != "clean"]
-    if "erased" in scores and "random" in scores:
-        out["erased_vs_random"] = {}
-        comparisons.append(("erased", "random", out["erased_vs_random"]))
+    for control in (c for c in CONTROLS if "erased" in scores and c in scores):
+        out[f"erased_vs_{control}"] = {}
+        comparisons.append(("erased", control, out[f"erased_vs_{control}"]))
     for a, b, into in comparisons:
         into["accuracy_change"] = paired_change(accuracy, a, b, pair_idx)
-        into["loglik_change"] = paired_change(loglik, a, b, src_idx)
+        into["nll_increase"] = paired_change(nll_per_token, a, b, src_idx,
+                                             alternative="greater")
     for name in scores:
-        out[name]["loglik_per_token"] = float(loglik(name, None)) if first.size else float("nan")
+        out[name]["nll_per_token"] = (float(nll_per_token(name, None)) if first.size
+                                      else float("nan"))
     out["sources"] = len(clusters)
     return out

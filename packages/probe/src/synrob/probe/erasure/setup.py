@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from .amnesic import AmnesicRun
     from .eraser import Eraser
 
-__all__ = ["EraseSetup", "also_tasks", "build_erase_setup", "check_loaded", "erase_names",
-           "eraser_meta", "random_path", "result_json"]
+__all__ = ["EraseSetup", "also_tasks", "build_erase_setup", "check_fit_params", "check_loaded",
+           "erase_names", "eraser_meta", "control_paths", "matched_path", "probe_settings",
+           "random_path", "result_json"]
 
 
 @dataclass
@@ -31,6 +32,7 @@ class EraseSetup:
     enc_params: dict[str, Any]
     identity: dict[str, Any]
     given_task_params: dict[str, Any]
+    given_probe_params: dict[str, Any]
 
 
 def erase_names(saved: Eraser | None, encoder: str | None, layer: int | None, task: str | None
@@ -73,7 +75,35 @@ def build_erase_setup(reg: Any, names: tuple[str, int, str],
         task_obj = control_task(task_obj, seed)
     identity = resolve_encoder(encoder, enc_params).identity()
     given = {k: task_obj.options[k] for k in routed["task"]}
-    return EraseSetup(encoder, layer, task, task_obj, probe_obj, enc_params, identity, given)
+    return EraseSetup(encoder, layer, task, task_obj, probe_obj, enc_params, identity, given,
+                      dict(routed["probe"]))
+
+
+#: The linear probe's only parameter an L-BFGS fit uses (the others are Adam's regimen).
+LBFGS_PROBE_PARAMS = ("normalize",)
+
+
+def check_fit_params(setup: EraseSetup, fit: str) -> None:
+    """``--fit lbfgs`` uses the probe's ``normalize`` only: a given Adam setting (``-p lr=``,
+    ``epochs``, ...) is one :class:`ParameterError` line instead of being recorded unused."""
+    from synrob.perturb.errors import ParameterError
+
+    unused = sorted(k for k in setup.given_probe_params if k not in LBFGS_PROBE_PARAMS)
+    if fit == "lbfgs" and unused:
+        raise ParameterError(f"probe parameter{'s' if len(unused) > 1 else ''} "
+                             f"{', '.join(unused)} appl{'y' if len(unused) > 1 else 'ies'} to "
+                             "--fit adam only; --fit lbfgs uses the probe's normalize")
+
+
+def probe_settings(setup: EraseSetup, fit: str) -> dict[str, Any]:
+    """The probe settings a fit used: ``probe_params`` (all the linear probe's for Adam; its
+    ``normalize`` for L-BFGS) and, for L-BFGS, ``lbfgs`` (:data:`~.softmax.SETTINGS`)."""
+    from .softmax import SETTINGS
+
+    if fit == "lbfgs":
+        return {"probe_params": {k: setup.probe.options[k] for k in LBFGS_PROBE_PARAMS},
+                "lbfgs": dict(SETTINGS)}
+    return {"probe_params": dict(setup.probe.options)}
 
 
 def also_tasks(reg: Any, spec: str | None) -> dict[str, Task]:
@@ -120,21 +150,42 @@ def check_loaded(saved: Eraser, where: Path, setup: EraseSetup, control: bool, t
 
 
 def random_path(output: Path) -> Path:
-    """``E.safetensors`` -> ``E.random.safetensors`` (the random control beside the eraser)."""
+    """``E.safetensors`` -> ``E.random.safetensors`` (the rank-matched random control beside
+    the eraser)."""
     return output.with_name(f"{output.stem}.random{output.suffix or '.safetensors'}")
+
+
+def matched_path(output: Path) -> Path:
+    """``E.safetensors`` -> ``E.random_matched.safetensors`` (the rank- and
+    displacement-matched random control beside the eraser)."""
+    return output.with_name(f"{output.stem}.random_matched{output.suffix or '.safetensors'}")
+
+
+def control_paths(output: Path) -> dict[str, Path]:
+    """Where ``synrob erase -o output`` writes each control: {kind: path}."""
+    return {"random": random_path(output), "random_matched": matched_path(output)}
+
+
+def _matched_info(run: AmnesicRun) -> dict[str, Any]:
+    """How the displacement-matched control was built (:func:`~.fit.matched_control`)."""
+    meta = run.matched.meta
+    return {k: meta[k] for k in ("construction", "oblique", "scale", "seed") if k in meta}
 
 
 def result_json(run: AmnesicRun, setup: EraseSetup, n_boot: int, seed: int, fit: str
                 ) -> dict[str, Any]:
     """The ``--json`` object (see docs/erasure.md for every field)."""
     e = run.eraser
+    train, test = run.displacement["train"], run.displacement["test"]
     return {
         **run.erased.summary(n_boot, seed),
         "task": setup.task_name, "control": e.meta.get("control", False),
         "rank": int(e.meta.get("rank", e.rank)), "dim": e.dim, "labels": e.labels,
         "train_words": e.meta.get("train_words"), "class_mean_gap": run.gaps,
+        **{f"displacement_{k}": v for k, v in train.items()},
+        "displacement_test": dict(test), "random_matched": _matched_info(run),
         "also": {k: r.summary(n_boot, seed) for k, r in run.also.items()},
-        "probe": setup.probe.name, "probe_params": dict(setup.probe.options),
+        "probe": setup.probe.name, **probe_settings(setup, fit),
         "encoder": setup.encoder, "encoder_identity": setup.identity, "layer": setup.layer,
         "fit": fit, "seed": seed, "bootstrap": n_boot, "seconds": round(run.seconds, 3)}
 

@@ -14,7 +14,10 @@ fitted the way the theorem assumes:
 * an L2 penalty ``l2 * ||W||^2`` on the mean cross-entropy, ``l2`` chosen on dev (lowest dev
   cross-entropy) from :data:`L2_GRID`, each fit warm-started from the previous (larger) one,
   at most ``60`` iterations each; the path stops at the first penalty whose dev cross-entropy
-  is worse than the one before.
+  is worse than the one before. The classifier kept is the chosen penalty's fit, and its
+  ``iterations`` are that fit's L-BFGS iterations (warm-started from the previous penalty's
+  solution); the rejected fits' are not counted. :data:`SETTINGS` lists every setting, as
+  ``synrob erase --json`` records them.
 
 On erased vectors (centred by the affine preprocessing), the gradient in ``W`` at ``W = 0`` is
 the cross-covariance of labels and vectors, which LEACE zeroed: ``W`` stays 0, only ``b`` is
@@ -29,18 +32,30 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["L2_GRID", "Softmax", "fit_softmax"]
+__all__ = ["L2_GRID", "SETTINGS", "Softmax", "fit_softmax"]
 
 #: L2 penalties tried, largest first (each fit starts from the previous one's solution).
 L2_GRID = (1e-3, 1e-4, 1e-5)
 #: L-BFGS iterations per penalty (the fits are warm-started along the grid).
 _MAX_ITER = 60
+_HISTORY = 20
+_TOL_GRAD = 1e-7
+_TOL_CHANGE = 1e-10
+
+#: The fit's settings (see the module docstring), as recorded in ``synrob erase --json``.
+SETTINGS = {"optimizer": "L-BFGS (torch.optim.LBFGS), full batch", "line_search": "strong_wolfe",
+            "lr": 1.0, "max_iter_per_l2": _MAX_ITER, "history_size": _HISTORY,
+            "tolerance_grad": _TOL_GRAD, "tolerance_change": _TOL_CHANGE,
+            "init": "W = 0, b = 0", "l2_grid": list(L2_GRID),
+            "l2_choice": "lowest dev cross-entropy along the grid, each fit warm-started from "
+                         "the previous one, stopping at the first penalty that does worse",
+            "dtype": "float32"}
 
 
 @dataclass
 class Softmax:
     """A fitted classifier: ``weight`` (d, C), ``bias`` (C,) torch tensors; the chosen ``l2``,
-    its dev cross-entropy and the L-BFGS iterations of every fit."""
+    its dev cross-entropy and the L-BFGS iterations of its fit (not of the rejected ones)."""
 
     weight: Any
     bias: Any
@@ -66,8 +81,8 @@ def _lbfgs(x: Any, y: Any, w: Any, b: Any, l2: float) -> int:
     import torch
     import torch.nn.functional as F
 
-    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=_MAX_ITER, history_size=20,
-                            tolerance_grad=1e-7, tolerance_change=1e-10,
+    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=_MAX_ITER, history_size=_HISTORY,
+                            tolerance_grad=_TOL_GRAD, tolerance_change=_TOL_CHANGE,
                             line_search_fn="strong_wolfe")
 
     def closure() -> Any:
@@ -94,14 +109,12 @@ def fit_softmax(x: np.ndarray, y: np.ndarray, n_classes: int, dev: tuple[np.ndar
     w = torch.zeros(x.shape[1], n_classes, device=device, requires_grad=True)
     b = torch.zeros(n_classes, device=device, requires_grad=True)
     best: Softmax | None = None
-    iterations = 0
     for l2 in grid:
-        iterations += _lbfgs(xt, yt, w, b, l2)
+        iterations = _lbfgs(xt, yt, w, b, l2)
         with torch.no_grad():
             loss = float(F.cross_entropy(xd @ w + b, yd)) if yd.numel() else float("nan")
         if best is not None and not loss < best.dev_loss:
             break
-        best = Softmax(w.detach().clone(), b.detach().clone(), l2, loss, 0)
+        best = Softmax(w.detach().clone(), b.detach().clone(), l2, loss, iterations)
     assert best is not None
-    best.iterations = iterations
     return best

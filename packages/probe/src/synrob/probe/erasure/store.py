@@ -5,7 +5,7 @@ and ``class_means`` (C, d), and the safetensors metadata (string -> string):
 
 ============  ==========================================================================
 ``format``    ``synrob-eraser/1``
-``kind``      ``leace`` or ``random``
+``kind``      ``leace``, ``random`` or ``random_matched`` (:data:`~.eraser.KINDS`)
 ``labels``    JSON list of the C class names (the rows of ``class_means``)
 ``meta``      JSON object: encoder (spec, parameters, identity), layer, dim, task and its
               parameters, ``control`` (the task's control labels were erased), rank, seed,
@@ -27,7 +27,7 @@ from typing import Any
 from synrob.perturb.atomic import atomic_path
 from synrob.perturb.errors import ParameterError, ResourceError
 
-from .eraser import Eraser
+from .eraser import KINDS, Eraser
 
 __all__ = ["FORMAT", "save_eraser", "load_eraser", "check_eraser"]
 
@@ -80,7 +80,7 @@ def _check_shapes(p: Path, e: Eraser) -> None:
     d, k = (tuple(e.proj_left.shape) + (None, None))[:2]
     ok = (e.proj_left.ndim == 2 and tuple(e.proj_right.shape) == (k, d)
           and tuple(e.bias.shape) == (d,) and tuple(e.class_means.shape) == (len(e.labels), d)
-          and e.kind in ("leace", "random"))
+          and e.kind in KINDS)
     if not ok:
         raise ResourceError(
             f"{p}: inconsistent eraser (kind {e.kind!r}, proj_left {tuple(e.proj_left.shape)}, "

@@ -6,14 +6,17 @@ UD language whose verbs agree in Number), one run:
 1. **amnesic probing** (:func:`synrob.probe.erasure.amnesic.run_amnesic`; Elazar et al. 2021):
    LEACE (Belrose et al. 2023) is fitted on layer ``L``'s training word vectors and the labels
    of ``task`` (default ``feats`` with ``feature=Number``); a linear probe is fitted to
-   convergence on the vectors as they are, LEACE-erased, and erased along a random subspace of
-   the same rank (the control), and scored on the test words; the same for the ``also`` tasks
-   (what else the erasure took away);
+   convergence on the vectors as they are, LEACE-erased, erased along a random subspace of the
+   same rank (the rank-matched control) and by a random oblique projection of the same rank
+   and LEACE's mean displacement (the displacement-matched control), and scored on the test
+   words beside the majority rate (the training majority label's test accuracy); the same for
+   the ``also`` tasks (what else the erasure took away);
 2. **erasure inside the model** (:mod:`synrob.probe.erasure.inside`): the test set's agreement
    minimal pairs (``synrob perturb --kind agreement``, built in ``prepare``) are scored by the LM
    clean, with LEACE applied to layer ``L``'s hidden states of every token but the start token,
-   and with the random control: agreement accuracy (the LM prefers the grammatical original)
-   and the damage, the change of the per-token log-likelihood of the original sentences;
+   and with each random control: agreement accuracy (the LM prefers the grammatical original)
+   and the damage, the increase of the per-token negative log-likelihood of the original
+   sentences (nats; positive = worse);
 3. **counterfactual intervention** (:mod:`synrob.probe.erasure.counterfactual`; AlterRep,
    Ravfogel et al. 2021): the subject's token states at layer ``L`` are moved to the other
    Number's class mean along the LEACE subspace, against a random direction of the same size;
@@ -43,10 +46,11 @@ class AmnesicExperiment(Experiment):
     """LEACE erasure and counterfactual intervention per layer of a causal LM."""
 
     name = "amnesic"
-    version = "1.0.0"
-    summary = ("concept erasure (LEACE vs a random erasure of the same rank) and counterfactual "
-               "intervention per layer of a causal LM: probe accuracy, agreement accuracy on "
-               "minimal pairs, damage, flip rate")
+    version = "2.0.0"  # 2: two random controls, majority from train, damage as NLL increase
+    summary = ("concept erasure (LEACE vs random erasures of the same rank, and of the same "
+               "rank and mean displacement) and counterfactual intervention per layer of a "
+               "causal LM: probe accuracy, agreement accuracy on minimal pairs, damage (NLL "
+               "increase), flip rate")
     paper = ("Elazar et al. 2021 (amnesic probing, TACL); Belrose et al. 2023 (LEACE); "
              "Ravfogel et al. 2021 (AlterRep); Jumelet et al. 2025 (MultiBLiMP)")
     params = (

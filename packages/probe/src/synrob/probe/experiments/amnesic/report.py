@@ -1,5 +1,7 @@
-"""The ``amnesic`` report: ``report.md`` (four tables per layer) and ``amnesic-layers.png``
-(probe accuracy, agreement accuracy and flip rate against the layer, with 95 % intervals)."""
+"""The ``amnesic`` report: ``report.md`` (five tables per layer) and ``amnesic-layers.png``
+(probe accuracy, agreement accuracy, NLL increase and flip rate against the layer, with 95 %
+intervals). ``random`` is the random control matched in rank, ``random matched`` the one
+matched in rank and mean displacement."""
 
 from __future__ import annotations
 
@@ -21,8 +23,16 @@ from ..report import (
     write_markdown,
 )
 
-__all__ = ["write_report", "probe_table", "also_table", "behaviour_table",
-           "counterfactual_table", "plot_layers"]
+__all__ = ["write_report", "probe_table", "also_table", "displacement_table",
+           "behaviour_table", "damage_table", "counterfactual_table", "plot_layers"]
+
+#: Probe conditions and their column names.
+_PROBE = (("before", "before"), ("leace", "LEACE"), ("random", "random"),
+          ("random_matched", "random matched"))
+#: Inside-the-model conditions and their column names.
+_INSIDE = (("clean", "clean"), ("erased", "LEACE inside"), ("random", "random inside"),
+           ("random_matched", "random matched inside"))
+_CONTROLS = (("erased", "LEACE"), ("random", "random"), ("random_matched", "random matched"))
 
 
 def _one(rows: Sequence[Row], **where: Any) -> Row | None:
@@ -51,23 +61,44 @@ def _layers(rows: Sequence[Row]) -> list[int]:
     return sorted({int(r["layer"]) for r in rows if "layer" in r})
 
 
+def _majority(row: Row | None) -> str:
+    """``0.815 (Sing)``: the training majority label's test accuracy, and the label."""
+    if row is None:
+        return "—"
+    label = row.get("majority_label")
+    return fmt(row["value"]) + (f" ({label})" if label else "")
+
+
 def probe_table(rows: Sequence[Row], erased: bool = True) -> str:
-    """Per layer (and task): majority, probe accuracy before / LEACE / random, and the drops."""
+    """Per layer (and task): majority (the training majority label's test accuracy), probe
+    accuracy before / LEACE / each random control, and the drops."""
     body = []
     for layer in _layers(rows):
         probe = [r for r in select(rows, layer=layer, section="probe", metric="accuracy")
                  if r.get("erased_task") is erased]
         for task in dict.fromkeys(r["task"] for r in probe):
-            got = {c: _one(probe, task=task, condition=c, contrast="")
-                   for c in ("before", "leace", "random")}
+            got = {c: _one(probe, task=task, condition=c, contrast="") for c, _ in _PROBE}
             maj = _one(select(rows, layer=layer, section="probe", metric="majority"), task=task)
-            body.append([layer, task, fmt(maj["value"] if maj else math.nan),
-                         *(fmt(got[c]["value"] if got[c] else math.nan)
-                           for c in ("before", "leace", "random")),
-                         _diff(_one(probe, task=task, contrast="drop_leace")),
-                         _diff(_one(probe, task=task, contrast="drop_random"))])
-    return markdown_table(["layer", "task", "majority", "before", "LEACE", "random",
-                           "drop LEACE [95% CI]", "drop random [95% CI]"], body)
+            body.append([layer, task, _majority(maj),
+                         *(fmt(got[c]["value"] if got[c] else math.nan) for c, _ in _PROBE),
+                         *(_diff(_one(probe, task=task, contrast=f"drop_{c}"))
+                           for c in ("leace", "random", "random_matched"))])
+    return markdown_table(["layer", "task", "majority (train label)",
+                           *(name for _, name in _PROBE), "drop LEACE [95% CI]",
+                           "drop random [95% CI]", "drop random matched [95% CI]"], body)
+
+
+def displacement_table(rows: Sequence[Row]) -> str:
+    """Per layer: each eraser's mean displacement on the labelled training and test words."""
+    body = []
+    for layer in _layers(rows):
+        found = select(rows, layer=layer, section="probe", metric="displacement")
+        for split in dict.fromkeys(r["split"] for r in found):
+            got = {c: _one(found, split=split, condition=c) for c in
+                   ("leace", "random", "random_matched")}
+            body.append([layer, split, *(fmt(got[c]["value"] if got[c] else math.nan)
+                                         for c in ("leace", "random", "random_matched"))])
+    return markdown_table(["layer", "words", "LEACE", "random", "random matched"], body)
 
 
 def also_table(rows: Sequence[Row]) -> str:
@@ -75,23 +106,36 @@ def also_table(rows: Sequence[Row]) -> str:
 
 
 def behaviour_table(rows: Sequence[Row]) -> str:
-    """Per layer: agreement accuracy clean / erased / random, changes, damage."""
+    """Per layer: agreement accuracy clean / erased / each random control, and the changes
+    against clean."""
     body = []
     for layer in _layers(rows):
         acc = select(rows, layer=layer, section="behaviour", metric="agreement_accuracy")
-        dmg = select(rows, layer=layer, section="damage", metric="loglik_per_token")
         if not acc:
             continue
         body.append([layer, acc[0].get("pairs", "—"),
-                     *(_cell(_one(acc, condition=c, contrast="")) for c in
-                       ("clean", "erased", "random")),
-                     _diff(_one(acc, contrast="erased-clean")),
-                     _diff(_one(acc, contrast="random-clean")),
-                     _diff(_one(dmg, contrast="erased-clean")),
-                     _diff(_one(dmg, contrast="random-clean"))])
-    return markdown_table(["layer", "pairs", "clean", "LEACE inside", "random inside",
-                           "LEACE − clean", "random − clean", "damage LEACE (nats/token)",
-                           "damage random"], body)
+                     *(_cell(_one(acc, condition=c, contrast="")) for c, _ in _INSIDE),
+                     *(_diff(_one(acc, contrast=f"{c}-clean")) for c, _ in _CONTROLS)])
+    return markdown_table(["layer", "pairs", *(name for _, name in _INSIDE),
+                           *(f"{name} − clean" for _, name in _CONTROLS)], body)
+
+
+def damage_table(rows: Sequence[Row]) -> str:
+    """Per layer: the NLL increase (nats/token; positive = worse) of the original sentences
+    under LEACE and each random control against clean, and LEACE's excess over each control."""
+    body = []
+    for layer in _layers(rows):
+        dmg = select(rows, layer=layer, section="damage", metric="nll_per_token")
+        if not dmg:
+            continue
+        clean = _one(dmg, condition="clean", contrast="")
+        body.append([layer, fmt(clean["value"]) if clean else "—",
+                     *(_diff(_one(dmg, contrast=f"{c}-clean")) for c, _ in _CONTROLS),
+                     *(_diff(_one(dmg, contrast=f"erased-{c}"))
+                       for c in ("random", "random_matched"))])
+    return markdown_table(["layer", "NLL clean (nats/token)",
+                           *(f"NLL increase {name} (nats/token)" for _, name in _CONTROLS),
+                           "LEACE − random", "LEACE − random matched"], body)
 
 
 def counterfactual_table(rows: Sequence[Row]) -> str:
@@ -126,9 +170,9 @@ def _series(rows: Sequence[Row], **where: Any) -> tuple[list[int], list[float], 
 
 
 def plot_layers(rows: Sequence[Row], path: Path, title: str) -> Path:
-    """Three panels against the layer, each line with its 95 % interval."""
+    """Four panels against the layer, each line with its 95 % interval."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     erased = [r for r in rows if r.get("erased_task") is True]
     task = erased[0]["task"] if erased else "task"
     panels = [
@@ -136,11 +180,16 @@ def plot_layers(rows: Sequence[Row], path: Path, title: str) -> Path:
          [("before", dict(section="probe", metric="accuracy", condition="before", contrast="")),
           ("LEACE", dict(section="probe", metric="accuracy", condition="leace", contrast="")),
           ("random", dict(section="probe", metric="accuracy", condition="random", contrast="")),
-          ("majority", dict(section="probe", metric="majority"))], erased),
+          ("random matched", dict(section="probe", metric="accuracy",
+                                  condition="random_matched", contrast="")),
+          ("majority (train label)", dict(section="probe", metric="majority"))], erased),
         (axes[1], "agreement accuracy (LM prefers the original)",
-         [(c, dict(section="behaviour", metric="agreement_accuracy", condition=c, contrast=""))
-          for c in ("clean", "erased", "random")], rows),
-        (axes[2], "flip rate of the intervention on the subject",
+         [(name, dict(section="behaviour", metric="agreement_accuracy", condition=c,
+                      contrast="")) for c, name in _INSIDE], rows),
+        (axes[2], "NLL increase over clean (nats/token; > 0: worse)",
+         [(name, dict(section="damage", metric="nll_per_token", contrast=f"{c}-clean"))
+          for c, name in _CONTROLS], rows),
+        (axes[3], "flip rate of the intervention on the subject",
          [(c, dict(section="counterfactual", metric="flip_rate", condition=c, contrast=""))
           for c in ("counterfactual", "random")], rows),
     ]
@@ -153,7 +202,8 @@ def plot_layers(rows: Sequence[Row], path: Path, title: str) -> Path:
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("layer")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
     fig.suptitle(title, fontsize=11)
     return save_figure(fig, path)
 
@@ -171,14 +221,23 @@ def write_report(rows: list[Row], outdir: Path, options: dict[str, Any]) -> list
     sections = [
         data,
         "## Amnesic probing: the erased property\n\nLinear probe (L-BFGS to convergence, "
-        "standardized inputs) retrained on the vectors as they are, after LEACE and after a "
-        "random erasure of the same rank. LEACE's guarantee: after it, no linear probe beats "
-        "the majority rate by more than noise.\n\n" + probe_table(rows),
+        "standardized inputs) retrained on the vectors as they are, after LEACE, after a "
+        "random erasure of the same rank (random) and after a random oblique projection of "
+        "the same rank and the same mean displacement as LEACE (random matched). Majority: "
+        "the test accuracy of the training majority label, the constant predictor a probe "
+        "can learn. LEACE's guarantee: after it, no linear probe beats the majority rate by "
+        "more than noise.\n\n" + probe_table(rows),
         "## What else was lost\n\n" + also_table(rows),
-        "## Erasure inside the model: agreement minimal pairs and damage\n\nThe eraser is "
-        "applied to the layer's hidden state of every token but the start token during the "
-        "LM's forward pass. Damage: change of the per-token log-likelihood of the original "
-        "sentences (nats; negative = worse).\n\n" + behaviour_table(rows),
+        "## How far each eraser moves the vectors\n\nMean displacement ||x − E(x)|| on the "
+        "labelled training words (the matched control is fitted to LEACE's there) and test "
+        "words.\n\n" + displacement_table(rows),
+        "## Erasure inside the model: agreement minimal pairs\n\nThe eraser is applied to "
+        "the layer's hidden state of every token but the start token during the LM's "
+        "forward pass.\n\n" + behaviour_table(rows),
+        "## Damage: NLL increase\n\nIncrease of the original sentences' mean per-token "
+        "negative log-likelihood over clean (nats/token; positive = the erasure made the LM "
+        "worse at the text), and LEACE's excess over each random control.\n\n"
+        + damage_table(rows),
         "## Counterfactual intervention on the subject\n\nThe subject's token states are moved "
         "to the other value's class mean along the LEACE subspace (AlterRep), against a random "
         "direction of the same size. Flip rate: of the pairs the clean LM gets right, the share "

@@ -2,9 +2,19 @@
 
 Each step returns rows (flat dicts, one number under ``value``): ``section`` says which step
 (``probe``, ``behaviour``, ``damage``, ``counterfactual``), ``condition`` which representation
-(``before``/``leace``/``random`` for probes, ``clean``/``erased``/``random`` inside the model,
-``clean``/``counterfactual``/``random`` for the intervention), ``ci_low``/``ci_high`` the 95 %
-interval; a difference row (``contrast``: e.g. ``leace-before``) also has ``p_value``.
+(``before``/``leace``/``random``/``random_matched`` for probes, ``clean``/``erased``/``random``/
+``random_matched`` inside the model, ``clean``/``counterfactual``/``random`` for the
+intervention), ``ci_low``/``ci_high`` the 95 % interval; a difference row (``contrast``: e.g.
+``drop_leace`` or ``erased-clean``) also has ``p_value``.
+
+``random`` is the random control matched in rank, ``random_matched`` the one matched in rank
+and in mean displacement on the training vectors (:func:`synrob.probe.erasure.fit.
+matched_control`). The probe section's ``majority`` row is the test accuracy of the training
+majority label (``majority_label``); its ``displacement`` rows are each eraser's mean
+displacement ``||x - E(x)||`` on the labelled training (``split`` train) and test words. The
+damage section's metric is ``nll_per_token``, the original sentences' mean per-token negative
+log-likelihood (nats): its ``erased-clean`` contrast is the NLL increase, positive when the
+erasure made the LM worse.
 """
 
 from __future__ import annotations
@@ -70,11 +80,24 @@ def _row(base: Mapping[str, Any], section: str, metric: str, value: float, *,
     return row
 
 
+#: Probe conditions and their ``accuracy_*`` summary keys.
+_PROBE = (("before", "accuracy_before"), ("leace", "accuracy_after"),
+          ("random", "accuracy_random"), ("random_matched", "accuracy_random_matched"))
+_DROPS = ("drop_leace", "drop_random", "drop_random_matched", "leace_vs_random",
+          "leace_vs_random_matched")
+
+
+def _displacement_rows(run: Any, base: Mapping[str, Any], task: str) -> list[Row]:
+    """Each eraser's mean displacement on the labelled training and test words."""
+    return [_row(base, "probe", "displacement", value, condition=cond, task=task, split=split)
+            for split, by in run.displacement.items() for cond, value in by.items()]
+
+
 def amnesic_rows(key: Mapping[str, Any], base: Mapping[str, Any], *, seed: int, device: str,
                  lang: str) -> tuple[list[Row], Any]:
-    """Probe accuracy before / after LEACE / after random erasure for the erased task and
-    the ``also`` tasks, the majority rate, and the paired differences; and the run (its
-    erasers)."""
+    """Probe accuracy before / after LEACE / after each random erasure for the erased task
+    and the ``also`` tasks, the majority rate, the paired differences and the erasers' mean
+    displacements; and the run (its erasers)."""
     from synrob.probe.erasure.amnesic import run_amnesic
     from synrob.probe.probing import encoder_features
 
@@ -90,18 +113,18 @@ def amnesic_rows(key: Mapping[str, Any], base: Mapping[str, Any], *, seed: int, 
     for name, result, erased in named:
         s = result.summary(n_boot, seed)
         common = {**base, "task": name, "erased_task": erased, "test_words": s["test_words"]}
-        rows.append(_row(common, "probe", "majority", s["majority"], condition="majority"))
-        for cond, field in (("before", "accuracy_before"), ("leace", "accuracy_after"),
-                            ("random", "accuracy_random")):
+        rows.append(_row(common, "probe", "majority", s["majority"], condition="majority",
+                         majority_label=s["majority_label"]))
+        for cond, field in _PROBE:
             rows.append(_row(common, "probe", "accuracy", s[field], condition=cond))
-        for diff in ("drop_leace", "drop_random", "leace_vs_random"):
+        for diff in _DROPS:
             if diff in s:
                 d = s[diff]
                 rows.append(_row(common, "probe", "accuracy", d["value"], contrast=diff,
                                  ci=d["ci95"], p=d["p_value"]))
     rank = int(run.eraser.meta.get("rank", run.eraser.rank))
     rows.append(_row(base, "probe", "rank", rank, task=named[0][0]))
-    return rows, run
+    return rows + _displacement_rows(run, base, named[0][0]), run
 
 
 def _lm(key: Mapping[str, Any], run: Any, device: str) -> tuple[Any, int]:
@@ -116,8 +139,9 @@ def _lm(key: Mapping[str, Any], run: Any, device: str) -> tuple[Any, int]:
 
 def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run: Any,
                    layer: int, *, seed: int) -> list[Row]:
-    """Agreement accuracy on the minimal pairs and damage (per-token log-likelihood of the
-    originals), clean / LEACE inside the model / random control, with paired changes."""
+    """Agreement accuracy on the minimal pairs and damage (per-token negative log-likelihood of
+    the originals), clean / LEACE inside the model / each random control, with paired
+    changes."""
     from synrob.probe.behaviour import pair_sentences, score_pairs, split_unchanged
     from synrob.probe.erasure.inside import erasing, erasure_summary
 
@@ -127,25 +151,25 @@ def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run
     if not kept:
         raise SynrobError(f"{key['pairs']}: no agreement pair to score")
     scores = {}
-    for name, eraser in (("clean", None), ("erased", run.eraser), ("random", run.control)):
+    conditions = {"clean": None, "erased": run.eraser, "random": run.control,
+                  "random_matched": run.matched}
+    for name, eraser in conditions.items():
         with erasing(lm, eraser, layer):
             scores[name] = score_pairs(lm, kept, batch_size=int(key["batch_size"]))
     s = erasure_summary(scores, n_boot=int(key["bootstrap"]), seed=seed)
     common = {**base, "pairs": len(kept), "sources": s["sources"]}
     rows = []
-    for cond in ("clean", "erased", "random"):
+    for cond in conditions:
         c = s[cond]
         rows.append(_row(common, "behaviour", "agreement_accuracy", c["accuracy"],
                          condition=cond, ci=c.get("accuracy_ci95")))
-        rows.append(_row(common, "damage", "loglik_per_token", c["loglik_per_token"],
+        rows.append(_row(common, "damage", "nll_per_token", c["nll_per_token"],
                          condition=cond))
-    for cond, into in (("erased", s["erased"]), ("random", s["random"]),
-                       ("erased_vs_random", s.get("erased_vs_random"))):
-        if not into:
-            continue
-        contrast = "erased-random" if cond == "erased_vs_random" else f"{cond}-clean"
+    contrasts = [(f"{c}-clean", s[c]) for c in ("erased", "random", "random_matched")]
+    contrasts += [(f"erased-{c}", s[f"erased_vs_{c}"]) for c in ("random", "random_matched")]
+    for contrast, into in contrasts:
         for metric, field, section in (("agreement_accuracy", "accuracy_change", "behaviour"),
-                                       ("loglik_per_token", "loglik_change", "damage")):
+                                       ("nll_per_token", "nll_increase", "damage")):
             d = into[field]
             rows.append(_row(common, section, metric, d["value"], contrast=contrast,
                              ci=d["ci95"], p=d["p_value"]))
