@@ -741,3 +741,15 @@ def test_czech_gender_and_english_person_pairs_are_valid(cli, ewt_test: Path) ->
     res = cli(["perturb", "--kind", "agreement", "-p", "feature=Person", "ud:en_ewt:test"])
     assert res.exit_code == 0, res.stderr
     assert check_file(ewt_test, res.stdout) >= 200
+
+
+def test_there_with_a_plural_gives_no_singular_twin(lexicon: Path) -> None:
+    """*Are there any dogs?* -> *Is there any dogs?* is informal English, not an error; *there
+    is a dog* -> *there are a dog* is."""
+    def there(noun: tuple[str, str], cop: tuple[str, str, str]) -> str:
+        return block("t", [(1, "there", "there", "PRON", "EX", "_", 2, "expl"),
+                           (2, cop[0], "be", "AUX", cop[1], cop[2], 0, "root"),
+                           (3, noun[0], noun[0].rstrip("s"), "NOUN", "NN", noun[1], 2,
+                            "nsubj")])
+    assert no_pair(there(("dogs", PL), ("are", "VBP", P3)), lexicon) == note(A._INFORMAL)
+    assert only_pair(there(("dog", SG), ("is", "VBZ", S3)), lexicon)[1].text == "there are dog"

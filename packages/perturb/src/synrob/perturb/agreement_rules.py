@@ -15,6 +15,8 @@
   other agreement features.
 * :func:`reading_fits`: the documented rules under which another reading of a new form cannot
   fit its sentence (English subjunctive *were*); without a rule every reading fits.
+* :func:`informal_twin`: the documented rules under which a twin is grammatical in a common
+  register (English *there's* + plural).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .paradigms import values
 
 __all__ = ["FEATURES", "AGREEMENT", "agreeing_feats", "subjects", "clausal_subject",
            "coordinated", "agrees", "subject_feats", "reading_fits", "subjunctive_context",
-           "mandative_context"]
+           "mandative_context", "informal_twin"]
 
 #: The features a pair may flip, with their values (a word's value must be one of them).
 FEATURES: dict[str, tuple[str, ...]] = {
@@ -171,3 +173,18 @@ def mandative_context(word: _Word, children: Mapping[int, Sequence[_Word]]) -> b
         return True
     return any(_rel(c) == "mark" and c.lemma.lower() in ("that", "lest")
                for c in children.get(pred, ()))
+
+
+def informal_twin(lang: str, feature: str, own: str, new: str, word: _Word,
+                  children: Mapping[int, Sequence[_Word]]) -> bool:
+    """Whether the twin is grammatical in a common register, by a documented rule:
+
+    * English: a singular verb after an expletive *there* with a plural subject (*there's
+      two reasons*, *is there any questions?*) is ordinary informal English, so a Plur -> Sing
+      pair of a clause with an ``expl`` is not made (Sing -> Plur, *there are a problem*, is).
+    """
+    if lang == "en" and feature == "Number" and (own, new) == ("Plur", "Sing"):
+        pred = word.head if _rel(word) in ("aux", "cop") else word.id
+        return any(_rel(c) == "expl" for h in {pred, word.id} for c in children.get(h, ()))
+    return False
+

@@ -49,7 +49,7 @@ from typing import Any
 
 from ..agreement_evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
 from ..agreement_rules import (FEATURES, agreeing_feats, agrees, clausal_subject,
-                               reading_fits, subjects)
+                               informal_twin, reading_fits, subjects)
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
@@ -69,14 +69,15 @@ NOTES = (
     "no subject with the word's {f} (and its other agreement features)",
     "the subject's form does not show its {f} (attested with two values or with verbs of two)",
     "the new {f} is grammatical with this subject in the treebanks (direction refused)",
+    "the twin is grammatical in informal use (English: there's + plural)",
     "no attested form of the lemma with the other {f}",
     "the rule-made form is not in the language's Hunspell dictionary",
     "the other {f}'s form is the same (syncretism)",
     "the new form has another reading that agrees with the subject",
     "the word is in a multiword token that is not its words' forms joined",
 )
-(_NO_WORD, _CLAUSAL, _NO_SUBJECT, _DISAGREE, _AMBIGUOUS, _REFUSED, _NO_FORM, _DICTIONARY,
- _SYNCRETIC, _READING, _TOKEN) = range(len(NOTES))
+(_NO_WORD, _CLAUSAL, _NO_SUBJECT, _DISAGREE, _AMBIGUOUS, _REFUSED, _INFORMAL, _NO_FORM,
+ _DICTIONARY, _SYNCRETIC, _READING, _TOKEN) = range(len(NOTES))
 #: Notes counted per candidate (a word that carries the feature): from the subject on.
 _COUNTED = _CLAUSAL
 
@@ -358,6 +359,10 @@ class Agreement(Perturber):
         to = self._values_to(feats)
         if isinstance(to, int):
             return to
+        to = [v for v in to if not informal_twin(self.lang, self.feature, feats[self.feature],
+                                                 v, word, ctx.children)]
+        if not to:
+            return _INFORMAL
         best = _NO_FORM
         for value in to:
             made = self._form(word, subj[0], feats, value, host, ctx)
