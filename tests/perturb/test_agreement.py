@@ -753,3 +753,19 @@ def test_there_with_a_plural_gives_no_singular_twin(lexicon: Path) -> None:
                             "nsubj")])
     assert no_pair(there(("dogs", PL), ("are", "VBP", P3)), lexicon) == note(A._INFORMAL)
     assert only_pair(there(("dog", SG), ("is", "VBZ", S3)), lexicon)[1].text == "there are dog"
+
+
+def test_a_name_gives_no_masculine_feminine_pair(tmp_path: Path) -> None:
+    """*řekl Guilbeault* / *řekla Guilbeault*: a name does not show its bearer's gender."""
+    lex = tmp_path / "cs_lex.conllu"
+    rows = {"byl": ("Petr", "Animacy=Anim|Case=Nom|Gender=Masc|Number=Sing"),
+            "bylo": ("Město", "Case=Nom|Gender=Neut|Number=Sing")}
+    fem = czech("f", ("Žena", "Case=Nom|Gender=Fem|Number=Sing"), "byla").replace(
+        GENDER["byla"], "Gender=Fem|Number=Sing|Tense=Past|VerbForm=Part|Voice=Act")
+    lex.write_text("".join(czech(f"c{v}", rows[v], v) for v in rows) + fem * 3,
+                   encoding="utf-8")
+    noun = czech("t", ("Muž", "Animacy=Anim|Case=Nom|Gender=Masc|Number=Sing"), "byl")
+    assert only_pair(noun, lex, feature="Gender", lang="cs")[2]["to"] == "Fem"  # Fem first
+    name = noun.replace("muž\tNOUN\tNN", "guilbeault\tPROPN\tNNP").replace("Muž", "Guilbeault")
+    _, pair, comment = only_pair(name, lex, feature="Gender", lang="cs")
+    assert comment["to"] == "Neut" and pair.text == "Guilbeault bylo doma"  # never neuter

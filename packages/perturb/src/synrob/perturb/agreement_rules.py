@@ -29,7 +29,7 @@ from .paradigms import values
 
 __all__ = ["FEATURES", "AGREEMENT", "agreeing_feats", "subjects", "clausal_subject",
            "coordinated", "agrees", "subject_feats", "reading_fits", "subjunctive_context",
-           "mandative_context", "informal_twin"]
+           "mandative_context", "informal_twin", "name_hides_gender"]
 
 #: The features a pair may flip, with their values (a word's value must be one of them).
 FEATURES: dict[str, tuple[str, ...]] = {
@@ -187,4 +187,13 @@ def informal_twin(lang: str, feature: str, own: str, new: str, word: _Word,
         pred = word.head if _rel(word) in ("aux", "cop") else word.id
         return any(_rel(c) == "expl" for h in {pred, word.id} for c in children.get(h, ()))
     return False
+
+
+def name_hides_gender(feature: str, own: str, new: str, subject: _Word) -> bool:
+    """Whether a Masc <-> Fem pair would rest on a proper name's annotated Gender: a name
+    can refer to a man or a woman, and many do not show which (Czech foreign surnames:
+    *řekl Guilbeault* and *řekla Guilbeault* are both grammatical). A neuter is never a
+    person's, so Masc/Fem <-> Neut pairs stay."""
+    return (feature == "Gender" and subject.upos == "PROPN"
+            and {own, new} == {"Masc", "Fem"})
 

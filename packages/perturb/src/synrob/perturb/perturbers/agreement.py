@@ -49,7 +49,7 @@ from typing import Any
 
 from ..agreement_evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
 from ..agreement_rules import (FEATURES, agreeing_feats, agrees, clausal_subject,
-                               informal_twin, reading_fits, subjects)
+                               informal_twin, name_hides_gender, reading_fits, subjects)
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
@@ -67,7 +67,8 @@ NOTES = (
     "the subject is a clause (csubj)",
     "no agreeing word with exactly one subject",
     "no subject with the word's {f} (and its other agreement features)",
-    "the subject's form does not show its {f} (attested with two values or with verbs of two)",
+    "the subject's form does not show its {f} (attested with two values, with verbs of two, "
+    "or a name)",
     "the new {f} is grammatical with this subject in the treebanks (direction refused)",
     "the twin is grammatical in informal use (English: there's + plural)",
     "no attested form of the lemma with the other {f}",
@@ -359,8 +360,12 @@ class Agreement(Perturber):
         to = self._values_to(feats)
         if isinstance(to, int):
             return to
-        to = [v for v in to if not informal_twin(self.lang, self.feature, feats[self.feature],
-                                                 v, word, ctx.children)]
+        own = feats[self.feature]
+        named = [v for v in to if not name_hides_gender(self.feature, own, v, subj[0])]
+        if not named:
+            return _AMBIGUOUS
+        to = [v for v in named if not informal_twin(self.lang, self.feature, own, v, word,
+                                                    ctx.children)]
         if not to:
             return _INFORMAL
         best = _NO_FORM
