@@ -62,7 +62,8 @@ class AmnesicExperiment(Experiment):
         Param("layers", str, "3,6,9,12,15,18,21,24,27",
               "layers erased, one run each (the encoder's --layer numbering)"),
         Param("task", str, "feats", "word classification task whose labels are erased"),
-        Param("feature", str, "Number", "the feats task's feature (the agreement feature)"),
+        Param("feature", str, "Number", "the feats task's feature and the agreement pairs' "
+              "(Number, Person or Gender)"),
         Param("also", str, "pos", "other tasks probed before and after the erasure (what else "
               "was lost): NAME or NAME:key=value, comma-separated"),
         Param("train_sentences", int, 0, "fit erasers and probes on the first N training "
@@ -72,8 +73,9 @@ class AmnesicExperiment(Experiment):
               "the agreement pairs (0 = all)"),
         Param("pairs_lexicon", str, "train", "where agreement forms are attested beside the "
               "test file: train (the training file), none, or CoNLL-U specs"),
-        Param("direction", str, "both", "which agreement flips are made: both, to_plur or "
-              "to_sing (Turkish: to_plur, since its 3rd-person plural agreement is optional)",
+        Param("direction", str, "both", "feature=Number: which agreement flips are made: both, "
+              "to_plur or to_sing (a direction the treebank shows grammatical, as Turkish "
+              "plural subjects with singular verbs, is refused anyway, with a warning)",
               ("both", "to_plur", "to_sing")),
         Param("pair_limit", int, 0, "score the first N agreement pairs (0 = all)"),
         Param("batch_size", int, 32, "sentences per LM forward pass"),
@@ -129,7 +131,7 @@ class AmnesicExperiment(Experiment):
         from ..data import perturbed_file
 
         test = self._first("test", ctx)
-        params = {"direction": self.options["direction"],
+        params = {"feature": self.options["feature"], "direction": self.options["direction"],
                   **({"lexicon": self._lexicon()} if self._lexicon() else {})}
         return perturbed_file(test, "agreement", params, seed=ctx.seed,
                               dest=ctx.data_dir, lang=ctx.lang)
