@@ -10,7 +10,8 @@ of ``synrob erase`` (``synrob.probe.erasure.softmax``) after each ``normalize`` 
 the erased training vectors: ``standardize`` and ``none`` are affine and keep the erased
 training class means equal, ``unit`` (what ``auto`` does on a layer with massive activations)
 rescales every vector to one norm and does not. Prints one Markdown row per encoder and task:
-the test majority rate, the test accuracy under each choice, and the training class-mean gap
+the majority rate (the training majority label's test accuracy, as ``synrob erase`` reports
+it), the test accuracy under each choice, and the training class-mean gap
 (:func:`synrob.probe.erasure.fit.class_mean_gap`) under ``unit``.
 """
 
@@ -49,7 +50,8 @@ def row(name: str, task, feats: dict[str, Features], golds) -> str:
     eraser = fit_leace(x, y, task.labels)
     erased = {s: Features(apply_rows(eraser, f.matrix), f.offsets) for s, f in feats.items()}
     yt = labelled_rows(feats["test"].matrix, task.targets(golds["test"]))[1]
-    cells = [f"{np.bincount(yt).max() / yt.size:.4f}"]
+    majority = int(np.bincount(y, minlength=len(task.labels)).argmax())  # the training majority
+    cells = [f"{np.mean(yt == majority):.4f}"]
     gap = 0.0
     for policy in POLICIES:
         norm = fit_norm(erased["train"], policy)
