@@ -769,3 +769,37 @@ def test_a_name_gives_no_masculine_feminine_pair(tmp_path: Path) -> None:
     name = noun.replace("muž\tNOUN\tNN", "guilbeault\tPROPN\tNNP").replace("Muž", "Guilbeault")
     _, pair, comment = only_pair(name, lex, feature="Gender", lang="cs")
     assert comment["to"] == "Neut" and pair.text == "Guilbeault bylo doma"  # never neuter
+
+
+def test_russian_past_and_hindi_participles_agree_in_gender(tmp_path: Path) -> None:
+    """Russian past tense (finite, with Gender: *он был* -> *он была*) and Hindi perfective
+    participles (*लड़का गया* 'the boy went' -> *लड़का गई*), from hand-made UD sentences."""
+    ru = {"был": "Gender=Masc|Mood=Ind|Number=Sing|Tense=Past|VerbForm=Fin|Voice=Act",
+          "была": "Gender=Fem|Mood=Ind|Number=Sing|Tense=Past|VerbForm=Fin|Voice=Act",
+          "было": "Gender=Neut|Mood=Ind|Number=Sing|Tense=Past|VerbForm=Fin|Voice=Act"}
+    subj = {"был": ("Дом", "Masc"), "была": ("Книга", "Fem"), "было": ("Окно", "Neut")}
+
+    def ru_sent(sid: str, noun: str, gender: str, verb: str) -> str:
+        return block(sid, [(1, noun, noun.lower(), "NOUN", "_",
+                            f"Animacy=Inan|Case=Nom|Gender={gender}|Number=Sing", 2, "nsubj"),
+                           (2, verb, "быть", "AUX", "_", ru[verb], 0, "root"),
+                           (3, "там", "там", "ADV", "_", "Degree=Pos", 2, "advmod")])
+    lex = tmp_path / "ru_lex.conllu"
+    lex.write_text("".join(ru_sent(f"r{v}", *subj[v], v) for v in ru), encoding="utf-8")
+    _, pair, comment = only_pair(ru_sent("t", "Стол", "Masc", "был"), lex, feature="Gender",
+                                 lang="ru")
+    assert comment["from"] == "Masc" and pair.text in ("Стол была там", "Стол было там")
+
+    hi = {"गया": "Aspect=Perf|Gender=Masc|Number=Sing|VerbForm=Part|Voice=Act",
+          "गई": "Aspect=Perf|Gender=Fem|Number=Sing|VerbForm=Part|Voice=Act"}
+
+    def hi_sent(sid: str, noun: str, gender: str, verb: str) -> str:
+        return block(sid, [(1, noun, noun, "NOUN", "NN",
+                            f"Case=Nom|Gender={gender}|Number=Sing|Person=3", 2, "nsubj"),
+                           (2, verb, "जा", "VERB", "VM", hi[verb], 0, "root")])
+    lex = tmp_path / "hi_lex.conllu"
+    lex.write_text(hi_sent("h1", "लड़का", "Masc", "गया") + hi_sent("h2", "लड़की", "Fem", "गई"),
+                   encoding="utf-8")
+    _, pair, comment = only_pair(hi_sent("t", "आदमी", "Masc", "गया"), lex, feature="Gender",
+                                 lang="hi")
+    assert pair.text == "आदमी गई" and (comment["from"], comment["to"]) == ("Masc", "Fem")

@@ -190,6 +190,7 @@ class Agreement(Perturber):
         self._paradigms: Paradigms | None = None
         self._evidence: Evidence | None = None
         self._dictionary: HunspellWords | None = None
+        self._rules = False  # set by setup: make forms by edit rules
         self._order: tuple[str, ...] = FEATURES[self.feature]
         self.refused: dict[tuple[str, str], tuple[int, int]] = {}
 
