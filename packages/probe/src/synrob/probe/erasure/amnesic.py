@@ -17,7 +17,7 @@ is about. ``fit="adam"`` trains synrob's ``linear`` probe with its usual regimen
 after LEACE can sit well above the majority rate, since it stops far from the optimum (see
 :mod:`.softmax`), so it is there for comparison only.
 
-**One preprocessing for all three conditions, and it is affine.** The eraser acts on the raw
+**One preprocessing for all four conditions, and it is affine.** The eraser acts on the raw
 vectors (as the in-model hook does on token states; an affine map commutes with mean pooling).
 What the probe does to its inputs afterwards must keep LEACE's guarantee, equal training class
 means: an affine map does (the class means of ``A E(x) + b`` are ``A`` times those of ``E(x)``
