@@ -28,16 +28,23 @@ def _vectors(path: Path, words: list[str], dim: int, seed: int) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("erase-cli")
+def _slices(d: Path, train: int, dev: int, test: int) -> tuple[dict[str, Path], set[str]]:
+    """The first ``train``/``dev``/``test`` sentences of the EWT sample's splits written under
+    ``d``, and their word forms."""
     out: dict[str, Path] = {}
     vocab: set[str] = set()
-    for split, n in (("train", 150), ("dev", 40), ("test", 60)):
+    for split, n in (("train", train), ("dev", dev), ("test", test)):
         sents = list(islice(read_conllu(sample_path(split)), n))
         vocab.update(w.form for s in sents for w in s.words())
         out[split] = d / f"{split}.conllu"
         write_conllu(sents, out[split])
+    return out, vocab
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("erase-cli")
+    out, vocab = _slices(d, 150, 40, 60)
     out["vec"] = _vectors(d / "vec.txt", sorted(vocab), 16, 0)
     out["other"] = _vectors(d / "other.txt", sorted(vocab), 16, 1)
     return out
@@ -232,13 +239,7 @@ def xpos_data(tmp_path_factory) -> dict[str, Path]:
     all of EWT (issue 43); 64-dimensional random type vectors, so LEACE's rank (one less than
     the tags) stays below the dimension."""
     d = tmp_path_factory.mktemp("erase-xpos")
-    out: dict[str, Path] = {}
-    vocab: set[str] = set()
-    for split, n in (("train", 150), ("dev", 40), ("test", 250)):
-        sents = list(islice(read_conllu(sample_path(split)), n))
-        vocab.update(w.form for s in sents for w in s.words())
-        out[split] = d / f"{split}.conllu"
-        write_conllu(sents, out[split])
+    out, vocab = _slices(d, 150, 40, 250)
     out["vec"] = _vectors(d / "vec.txt", sorted(vocab), 64, 2)
     return out
 
