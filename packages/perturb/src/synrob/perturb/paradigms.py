@@ -33,6 +33,7 @@ from pathlib import Path
 from .charmodel import last_vowel
 from .data import resolve_input
 from .edits import EditRule, RuleBook, edit_rule
+from .feats import format_feats, parse_feats
 
 __all__ = ["Paradigms", "canonical_feats", "compatible", "values", "sentences_with_hosts",
            "words_with_hosts", "ending", "closeness", "LOOSE"]
@@ -208,9 +209,7 @@ class Paradigms:
     def compatible_cells(self, lemma: str, upos: str, want: Mapping[str, str]) -> list[str]:
         """The lemma's cells that can be a word with FEATS ``want`` (:func:`compatible`), the
         exact cell first."""
-        from .feats import parse_feats
-
-        exact = canonical_feats("|".join(f"{k}={v}" for k, v in want.items()) or "_")
+        exact = canonical_feats(format_feats(want))
         found = [c for c in self.cells_of(lemma, upos)
                  if compatible(parse_feats(c, strict=False), want)]
         return sorted(found, key=lambda c: c != exact)
