@@ -28,6 +28,7 @@ from .device import resolve_device
 from .dtype import resolve_dtype
 from .errors import ResourceError
 from .models import LM_ALIASES, dequantised_copy, from_pretrained, resolve_model
+from .placement import Placement, input_device
 
 __all__ = [
     "LoadedLM",
@@ -35,6 +36,7 @@ __all__ = [
     "load_lm",
     "forward_throughput",
     "start_token_id",
+    "head_factory",
 ]
 
 LmKind = Literal["masked", "causal"]
@@ -55,6 +57,9 @@ class LoadedLM:
     kind: LmKind
     device: str
     dtype: str = "float32"
+    #: Device map, offload and quantization (:class:`~synrob.perturb.placement.Placement`);
+    #: ``device`` is then where the inputs go (the first placed module's device).
+    placement: Placement = Placement()
 
     @property
     def vocab_size(self) -> int:
@@ -99,7 +104,7 @@ def detect_kind(config: Any) -> LmKind:
     )
 
 
-_LOADED: dict[tuple[str, str, str, bool], LoadedLM] = {}
+_LOADED: dict[tuple[Any, ...], LoadedLM] = {}
 _LOCK = threading.Lock()
 
 
@@ -110,6 +115,7 @@ def load_lm(
     kind: Literal["auto", "masked", "causal"] = "auto",
     trust_remote_code: bool = False,
     dtype: str = "auto",
+    placement: Placement | None = None,
 ) -> LoadedLM:
     """Load (once per process) the model named ``spec`` with its tokenizer, in eval mode, in
     ``dtype`` (:func:`synrob.perturb.dtype.resolve_dtype`: ``auto`` is float32 unless the
@@ -117,22 +123,27 @@ def load_lm(
 
     ``kind="auto"`` reads the config (:func:`detect_kind`). Raises :class:`ResourceError` when
     the model cannot be found or loaded, :class:`~synrob.perturb.errors.DeviceError` (before
-    loading anything) when ``device`` is invalid or not available.
+    loading anything) when ``device`` is invalid or not available. ``placement`` spreads the
+    model over devices, offloads it to disk or quantizes it
+    (:mod:`synrob.perturb.placement`; checked before loading).
     """
+    place = placement or Placement()
+    place.check(spec)
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev, spec)
-    key = (spec, dev, kind, trust_remote_code, dt)
+    key = (spec, dev, kind, trust_remote_code, dt, place)
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        loaded = _load(spec, dev, kind, trust_remote_code, dt)
+        loaded = _load(spec, dev, kind, trust_remote_code, dt, place)
         _LOADED[key] = loaded
         return loaded
 
 
-def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = "float32"
-          ) -> LoadedLM:
-    """Load ``spec`` onto ``dev`` in ``dtype``, both already resolved by :func:`load_lm`."""
+def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = "float32",
+          placement: Placement | None = None) -> LoadedLM:
+    """Load ``spec`` onto ``dev`` in ``dtype``, both already resolved by :func:`load_lm`, placed
+    as ``placement`` says (default: whole, on ``dev``)."""
     import torch
     from transformers import AutoConfig, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -142,19 +153,26 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
 
     source = resolve_model(spec, aliases=LM_ALIASES)
     if source.gguf_file is not None:
-        source = dequantised_copy(source, trust_remote_code, _lm_factory)
+        source = dequantised_copy(source, trust_remote_code, head_factory)
     kw = {"trust_remote_code": trust_remote_code}
     config = from_pretrained(AutoConfig, source, "config", **kw)
     lm_kind: LmKind = detect_kind(config) if kind == "auto" else kind  # type: ignore[assignment]
     factory = _factory(lm_kind)
     tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", **kw)
-    model = from_pretrained(factory, source, "weights", config=config, **kw)
+    place = placement or Placement()
+    torch_dtype = getattr(torch, dtype)
+    if place.plain:
+        model = from_pretrained(factory, source, "weights", config=config, **kw)
+        model.to(dev, dtype=torch_dtype)
+    else:
+        model = from_pretrained(factory, source, "weights", config=config, dtype=torch_dtype,
+                                **place.from_pretrained_kwargs(dev, torch_dtype), **kw)
+        dev = input_device(model, dev)
     model.eval()
-    model.to(dev, dtype=getattr(torch, dtype))
     if lm_kind == "masked" and tokenizer.mask_token_id is None:
         raise ResourceError(f"model {spec!r} is a masked LM but its tokenizer has no mask token")
     return LoadedLM(spec=spec, model=model, tokenizer=tokenizer, kind=lm_kind, device=dev,
-                    dtype=dtype)
+                    dtype=dtype, placement=place)
 
 
 def _factory(kind: LmKind) -> Any:
@@ -164,7 +182,7 @@ def _factory(kind: LmKind) -> Any:
     return AutoModelForMaskedLM if kind == "masked" else AutoModelForCausalLM
 
 
-def _lm_factory(config: Any) -> Any:
+def head_factory(config: Any) -> Any:
     """The auto class of the LM head that ``config`` describes (:func:`detect_kind`)."""
     return _factory(detect_kind(config))
 

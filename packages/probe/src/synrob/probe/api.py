@@ -188,11 +188,15 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
                 lm: str = "smollm2", bootstrap: int = 1000, seed: int = 0,
                 device: str = "auto", batch_size: int = 32, limit: int | None = None,
                 dtype: str = "auto", chunk: int = 64,
-                progress: Callable[[int, int], None] | None = None) -> ScoreResult:
+                progress: Callable[[int, int], None] | None = None,
+                params: Params = ()) -> ScoreResult:
     """Does ``lm`` prefer the original? Score aligned original/perturbed CoNLL-U pairs (as
     ``synrob score``): pairs aligned by ``# synrob.source`` (else position), unchanged pairs
     skipped and counted, a bootstrap over source sentences for the accuracy's interval.
-    ``progress(done, total)`` is called after each ``chunk`` pairs."""
+    ``progress(done, total)`` is called after each ``chunk`` pairs. ``params`` (dict, or
+    ``key=value`` strings; ``synrob score -p``) place the LM: ``device_map``, ``max_memory``,
+    ``offload``, ``quantization``, ``quantization_unchecked``
+    (:mod:`synrob.perturb.placement`); the summary records them."""
     from synrob.perturb.data import resolve_one
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
@@ -203,17 +207,37 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
     device = check_device(device)
     check_dtype(dtype)
     bh.check_score_options(bootstrap, batch_size, limit)
+    placement = lm_placement(params)
+    placement.check(lm)
     pairs, how = bh.pair_sentences(str(resolve_one(original, "original")),
                                    str(resolve_one(perturbed, "perturbed")))
     kept, skipped = bh.split_unchanged(pairs[:limit] if limit is not None else pairs)
-    loaded = load_lm(lm, device=device, dtype=dtype)
+    loaded = load_lm(lm, device=device, dtype=dtype, placement=placement)
     scores = bh.score_chunked(loaded, kept, batch_size=batch_size, chunk=chunk, progress=progress)
     summary = {**bh.preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
                "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
-               "bootstrap": bootstrap, "seed": seed}
+               "bootstrap": bootstrap, "seed": seed, **_placement_record(placement)}
     out = ScoreResult(summary, [s.as_dict() for s in scores])
     out.title = f"score --lm {lm}: {summary['accuracy']:.3f} prefer the original"
     return out
+
+
+def lm_placement(params: Params = ()) -> Any:
+    """The :class:`~synrob.perturb.placement.Placement` of a language model's ``params``
+    (dict, or ``key=value`` strings: ``synrob score -p``); unknown keys are a
+    :class:`~synrob.perturb.errors.ParameterError`."""
+    from synrob.perturb.params import parse_params
+    from synrob.perturb.placement import PLACEMENT_PARAMS, Placement
+
+    from .probe_setup import given_params
+
+    return Placement.from_options(parse_params(PLACEMENT_PARAMS, given_params(params), "lm"))
+
+
+def _placement_record(placement: Any) -> dict[str, Any]:
+    """``{"placement": {...}}`` for a device-mapped, offloaded or quantized LM, else empty."""
+    ident = placement.identity()
+    return {"placement": ident} if ident else {}
 
 
 # ------------------------------------------------------------------ experiments

@@ -282,8 +282,9 @@ def _encode(enc: Encoder, name: str, path: Path, key: str, key_meta: dict[str, A
     offsets = np.zeros(len(sents) + 1, dtype=np.int64)
     np.cumsum([len(s) for s in sents], out=offsets[1:])
     bounds = _chunks(offsets, CHUNK_WORDS)
-    enc.load()
     layer_list = key_meta["layers"]
+    enc.for_layers(layer_list)
+    enc.load()
     info = {"encoder": name, "layers": layer_list, "corpus_name": str(path)}
     t0 = time.perf_counter()
     with _cache.EntryWriter(key, key_meta, layers=layer_list, offsets=offsets, dim=enc.dim,

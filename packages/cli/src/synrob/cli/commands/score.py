@@ -41,6 +41,12 @@ _BatchSize = Annotated[int, typer.Option(help="Sentences (masked LMs: masked cop
                                          "forward pass.")]
 _Limit = Annotated[int | None, typer.Option(help="Score only the first N aligned pairs "
                                             "(unchanged ones included in the N).")]
+_Param = Annotated[list[str] | None, typer.Option(
+    "--param", "-p", metavar="KEY=VALUE",
+    help="LM placement, the same keys as the transformer encoders' -p: device_map=auto|"
+    "balanced|balanced_low_0|sequential, max_memory=6GiB (or cpu=6GiB,0=20GiB), offload=DIR "
+    "(disk offload), quantization=int8|nf4|torchao-int8 (fidelity-checked models only), "
+    "quantization_unchecked=true. Recorded in the summary.")]
 _ERASURE = "Erasure inside the LM"
 _Erase = Annotated[str | None, typer.Option(
     "--erase", metavar="FILE", rich_help_panel=_ERASURE,
@@ -98,6 +104,8 @@ def _print_summary(s: dict[str, Any]) -> None:
                          f"{s['skipped']} unchanged pairs skipped)"),
         ("prefers original", f"{s['preferred']} = {num(100 * s['accuracy'], '.1f')} %{interval}"),
         ("ties", f"{s['ties']} (counted as not preferring the original)"),
+        *([("placement", ", ".join(f"{k}={v}" for k, v in s["placement"].items()))]
+          if s.get("placement") else []),
         ("mean log-prob", f"original {num(s['mean_logprob_original'])} nats "
                           f"({num(s['logprob_per_token_original'], '.3f')}/token), perturbed "
                           f"{num(s['mean_logprob_perturbed'])} nats "
@@ -113,7 +121,7 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
           batch_size: _BatchSize = 32, limit: _Limit = None, dtype: _Dtype = "auto",
           erase: _Erase = None, erase_random: _EraseRandom = None,
           erase_random_matched: _EraseRandomMatched = None, layer: _Layer = None,
-          counterfactual: _Counterfactual = False) -> None:
+          counterfactual: _Counterfactual = False, param: _Param = None) -> None:
     """Does the LM prefer the original? Score aligned ORIGINAL/PERTURBED sentence pairs.
 
     Pairs are aligned by the synrob.source comments of PERTURBED (else by position). Each side
@@ -130,6 +138,7 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     """
     from synrob.perturb.device import check_device
     from synrob.perturb.dtype import check_dtype
+    from synrob.probe.api import lm_placement
     from synrob.probe.behaviour import check_score_options
 
     from ..output import emit_json
@@ -137,13 +146,16 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     device = check_device(device)  # a missing or invalid device fails before any work
     check_dtype(dtype)
     check_score_options(bootstrap, batch_size, limit)
+    placement = lm_placement(param or [])
+    placement.check(lm)
     if (erase is not None or erase_random is not None or erase_random_matched is not None
             or layer is not None or counterfactual):
         from .score_erasure import ErasureOptions, score_with_eraser
 
         score_with_eraser(ErasureOptions(
             original, perturbed, lm, erase, erase_random, erase_random_matched, layer,
-            counterfactual, as_json, bootstrap, seed, device, batch_size, limit, dtype))
+            counterfactual, as_json, bootstrap, seed, device, batch_size, limit, dtype,
+            placement))
         return
     from synrob.probe.api import score_pairs
 
@@ -152,7 +164,7 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     with progress_callback("scoring pairs") as on_progress:
         result = score_pairs(original, perturbed, lm=lm, bootstrap=bootstrap, seed=seed,
                              device=device, batch_size=batch_size, limit=limit, dtype=dtype,
-                             chunk=_CHUNK, progress=on_progress)
+                             chunk=_CHUNK, progress=on_progress, params=param or [])
     summary = result.summary
     if not as_json:
         _print_summary(summary)

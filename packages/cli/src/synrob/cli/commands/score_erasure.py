@@ -45,6 +45,7 @@ class ErasureOptions:
     batch_size: int
     limit: int | None
     dtype: str
+    placement: Any = None  # synrob.perturb.placement.Placement (None: a plain load)
 
 
 def _eraser_info(eraser: Any, path: str) -> dict[str, Any]:
@@ -62,9 +63,15 @@ def _load(opts: ErasureOptions) -> tuple[Any, Any, int]:
     from synrob.probe.erasure.store import load_eraser
 
     eraser = load_eraser(opts.erase)
-    loaded = load_lm(opts.lm, device=opts.device, dtype=opts.dtype)
+    loaded = load_lm(opts.lm, device=opts.device, dtype=opts.dtype, placement=opts.placement)
     layer = check_lm_eraser(eraser, opts.erase, lm_spec=opts.lm, lm=loaded, layer=opts.layer)
     return loaded, eraser, layer
+
+
+def _placed(loaded: Any) -> dict[str, Any]:
+    """``{"placement": ...}`` of a device-mapped, offloaded or quantized LM, else empty."""
+    ident = loaded.placement.identity()
+    return {"placement": ident} if ident else {}
 
 
 def _control_file(opts: ErasureOptions, kind: str) -> str | None:
@@ -156,7 +163,7 @@ def score_erased(opts: ErasureOptions) -> None:
                "eraser": _eraser_info(eraser, opts.erase),
                "random_control": controls["random"][1],
                "random_matched_control": matched[1] if matched else None,
-               "bootstrap": opts.bootstrap, "seed": opts.seed}
+               "bootstrap": opts.bootstrap, "seed": opts.seed, **_placed(loaded)}
     if not opts.as_json:
         _print_erased(summary)
         return
@@ -204,7 +211,7 @@ def score_counterfactual(opts: ErasureOptions) -> None:
                "subject_after_target": after, "without_pair": other, "lm": opts.lm,
                "lm_kind": loaded.kind, "dtype": loaded.dtype, "layer": layer,
                "eraser": _eraser_info(eraser, opts.erase), "bootstrap": opts.bootstrap,
-               "seed": opts.seed}
+               "seed": opts.seed, **_placed(loaded)}
     if not opts.as_json:
         _print_counterfactual(summary)
         return

@@ -48,8 +48,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agreement_evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
-from ..agreement_rules import (FEATURES, agreeing_feats, agrees, clausal_subject,
-                               informal_twin, name_hides_gender, reading_fits, subjects)
+from ..agreement_rules import (
+    FEATURES,
+    agreeing_feats,
+    agrees,
+    clausal_subject,
+    informal_twin,
+    name_hides_gender,
+    reading_fits,
+    subjects,
+)
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning

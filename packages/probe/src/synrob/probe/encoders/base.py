@@ -116,6 +116,10 @@ class Encoder(ABC):
     def _load(self) -> None:  # noqa: B027 - optional hook
         """Subclass hook for :meth:`load`."""
 
+    def for_layers(self, layers: Sequence[int]) -> None:  # noqa: B027 - optional hook
+        """Say which layers the next encodings ask for, before :meth:`load` (a transformer
+        then loads only the blocks they need); encoders with nothing to save ignore it."""
+
     def encode(self, batch: Sequence[Sequence[str]], layers: Sequence[int]) -> list[np.ndarray]:
         """One (n_layers, n_words_i, dim) float32 array per sentence of ``batch``."""
         return self.encode_flat(batch, layers).split()

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from synrob.perturb.errors import ResourceError
+from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.models import first_line
 from synrob.perturb.params import Param
 
@@ -36,9 +36,17 @@ class RandomInitEncoder(TransformerEncoder):
     params = (*TransformerEncoder.params,
               Param("seed", int, 0, "seed of the weight initialisation"))
 
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if not self.placement.plain:
+            raise ParameterError("random-init: device_map and quantization apply to a "
+                                 "checkpoint's weights; a random copy has none")
+
     def _load_model(self, dtype: Any) -> Any:
         import torch
         from transformers import AutoModel
+
+        self.blocks_loaded = self.num_layers - 1  # the whole random model (same draws as ever)
 
         state = torch.random.get_rng_state()
         try:

@@ -31,12 +31,14 @@ import numpy as np
 from synrob.perturb.device import DEVICE_HELP, resolve_device
 from synrob.perturb.dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
 from synrob.perturb.errors import DeviceError, ParameterError, ResourceError
-from synrob.perturb.models import ModelSource, from_pretrained, resolve_model
+from synrob.perturb.models import ModelSource, dequantised_copy, from_pretrained, resolve_model
 from synrob.perturb.params import Param
+from synrob.perturb.placement import PLACEMENT_PARAMS, Placement, input_device
 
 from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, word_offsets
 from .early_exit import EarlyExit
 from .early_exit import plan as plan_early_exit
+from .layer_only import blocks_needed, check_loaded, truncated_config
 
 __all__ = ["TransformerEncoder", "Sequence_", "Batch", "encode_words", "start_token",
            "with_start", "word_tokens", "is_byte_level"]
@@ -108,8 +110,12 @@ class TransformerEncoder(Encoder):
         Param("bos", str, "auto",
               "start token of a causal LM: auto (prepend BOS, else EOS, when the tokenizer adds "
               "no special token before the words: never pooled into a word) or no", ("auto", "no")),
+        *PLACEMENT_PARAMS,
+        Param("layer_only", bool, True,
+              "load only the blocks the requested layers need (exact: the vectors are the "
+              "full model's; false loads the whole model)"),
     )
-    runtime_params = frozenset({"device", "token_budget"})
+    runtime_params = frozenset({"device", "token_budget", "layer_only"})
     #: On CUDA, overlap each batch's host work (pooling, cache writes) with the next batch's
     #: forward pass; False runs the serial loop (same values; tests/test_cuda.py compares).
     overlap_host_work = True
@@ -129,7 +135,14 @@ class TransformerEncoder(Encoder):
         if self.options["attention"] == "auto":  # and the attention kernel
             self.options["attention"] = resolve_attention(self.options["precision"],
                                                           self.options["device"])
+        self.placement = Placement.from_options(self.options)
+        self.placement.check(self.options["model"])
         self._config: Any = None
+        self._files: ModelSource | None = None
+        #: Deepest layer the encoder was asked for (None: not said, load the whole model) and
+        #: how many blocks the loaded model has.
+        self._deepest: int | None = None
+        self.blocks_loaded = 0
         self.model: Any = None
         self.tokenizer: Any = None
         self.device = "cpu"
@@ -160,8 +173,32 @@ class TransformerEncoder(Encoder):
     def from_pretrained(self, factory: Any, what: str, **kwargs: Any) -> Any:
         """``factory.from_pretrained`` of this encoder's model through the one model loader
         (offline first, ``trust_remote_code`` as configured, the encoder's one-line errors)."""
-        return from_pretrained(factory, self.source, what, error=self._not_found,
+        return from_pretrained(factory, self.files, what, error=self._not_found,
                                trust_remote_code=self.options["trust_remote_code"], **kwargs)
+
+    @property
+    def files(self) -> ModelSource:
+        """Where config, tokenizer and weights are read from: :attr:`source`, or for a GGUF model
+        its float32 dequantised copy (:func:`~synrob.perturb.models.dequantised_copy`, made once
+        and shared with the language-model loader), so that the GGUF file is parsed once per
+        machine, not per process, and its blocks can be loaded alone."""
+        if self._files is None:
+            src = self.source
+            if src.gguf_file is not None and src.cache_dir is not None:
+                from synrob.perturb.lm import head_factory
+
+                src = dequantised_copy(src, self.options["trust_remote_code"], head_factory)
+            self._files = src
+        return self._files
+
+    def identity(self) -> dict[str, Any]:
+        """The base identity, with the placement options only where they are not the default
+        (:meth:`Placement.identity`): a plain load keeps the cache key it always had, and a
+        device-mapped, offloaded or quantized one is keyed and recorded apart."""
+        out = super().identity()
+        defaults = {p.name for p in PLACEMENT_PARAMS} - set(self.placement.identity())
+        out["options"] = {k: v for k, v in out["options"].items() if k not in defaults}
+        return out
 
     def resource_identity(self) -> dict[str, Any]:
         src = self.source
@@ -224,10 +261,41 @@ class TransformerEncoder(Encoder):
         return min(limits) if limits else 512
 
     # ------------------------------------------------------------------ loading
+    def for_layers(self, layers: Sequence[int]) -> None:
+        """The layers the next encodings ask for: with ``layer_only`` (default), a model is
+        loaded with only the blocks the deepest one needs (:mod:`.layer_only`); a loaded model
+        with too few blocks is dropped, to be loaded again deeper."""
+        deepest = max(layers, default=0)
+        if self._deepest is not None and deepest <= self._deepest:
+            return
+        self._deepest = deepest
+        if self.model is not None and self.blocks_loaded < self._blocks_wanted():
+            self.model, self._loaded = None, False
+
+    def _blocks_wanted(self) -> int:
+        """Blocks the next load reads: all, unless layer-only loading applies."""
+        n = self.num_layers - 1
+        if not self.options["layer_only"] or self._deepest is None:
+            return n
+        return blocks_needed(self._deepest, n)
+
     def _load_model(self, dtype: Any) -> Any:
+        """The model, with the blocks :meth:`_blocks_wanted` says, placed as
+        :attr:`placement` says."""
         from transformers import AutoModel
 
-        return self.from_pretrained(AutoModel, "weights", dtype=dtype, **self.attention_kwargs)
+        kwargs = {**self.attention_kwargs,
+                  **self.placement.from_pretrained_kwargs(self.device, dtype)}
+        wanted = self._blocks_wanted()
+        short = truncated_config(self.config, wanted) if wanted < self.num_layers - 1 else None
+        if short is None:
+            self.blocks_loaded = self.num_layers - 1
+            return self.from_pretrained(AutoModel, "weights", dtype=dtype, **kwargs)
+        model, info = self.from_pretrained(AutoModel, "weights", dtype=dtype, config=short,
+                                           output_loading_info=True, **kwargs)
+        check_loaded(info.get("missing_keys", ()), self.options["model"])
+        self.blocks_loaded = wanted
+        return model
 
     @property
     def attention_kwargs(self) -> dict[str, str]:
@@ -254,7 +322,11 @@ class TransformerEncoder(Encoder):
             )
         if getattr(config, "is_encoder_decoder", False):
             model = model.get_encoder()
-        self.model = model.to(self.device).eval()
+        if self.placement.plain:
+            model = model.to(self.device)
+        else:  # accelerate placed it: inputs go where its first module is
+            self.device = input_device(model, self.device)
+        self.model = model.eval()
         self.tokenizer = tok
         self._prefix_space = is_byte_level(tok)
         self.causal = _is_causal(config)
@@ -287,7 +359,7 @@ class TransformerEncoder(Encoder):
                 return model(input_ids=ids, attention_mask=mask, output_hidden_states=True,
                              return_dict=True).hidden_states
 
-        return plan_early_exit(self.model, int(self.config.num_hidden_layers), run)
+        return plan_early_exit(self.model, int(self.model.config.num_hidden_layers), run)
 
     @property
     def _active_exit(self) -> EarlyExit | None:
@@ -296,9 +368,10 @@ class TransformerEncoder(Encoder):
 
     def blocks_run(self, layers: Sequence[int]) -> int:
         """How many of the model's blocks a forward pass for ``layers`` runs."""
+        self.for_layers(layers)
         self.load()
         plan = self._active_exit
-        return self.num_layers - 1 if plan is None else plan.depth(layers)
+        return self.blocks_loaded if plan is None else plan.depth(layers)
 
     # ------------------------------------------------------------------ tokenization
     def _tokenize(self, sents: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -440,6 +513,7 @@ class TransformerEncoder(Encoder):
     # ------------------------------------------------------------------ encoding
     def encode_flat(self, batch: Sequence[Sequence[str]], layers: Sequence[int]) -> EncodedBatch:
         """Encode ``batch``; see :class:`EncodedBatch` for shapes."""
+        self.for_layers(layers)
         self.load()
         offsets = word_offsets(batch)
         n_layers, n_words, n_sent = len(layers), int(offsets[-1]), len(batch)
@@ -468,6 +542,7 @@ class TransformerEncoder(Encoder):
         """
         import torch
 
+        self.for_layers(layers)
         self.load()
         layers = list(layers)
         offsets = word_offsets(batch)
