@@ -12,7 +12,8 @@ blocks, so
   inline, so no embeddings *module* gives it);
 * layer ``L`` for ``1 <= L < N`` is block ``L - 1``'s output, which is block ``L``'s input;
 * layer ``N`` is the last block's output, rewritten by the model's final norm where it has one
-  (GPT-2's ``ln_f``, LLaMA's ``norm``, T5's ``final_layer_norm``): the state the LM head reads.
+  (GPT-2's ``ln_f``, LLaMA's ``norm``, T5's ``final_layer_norm``, OPT's ``final_layer_norm``):
+  the state the LM head reads.
 
 So the hook (:func:`layer_site`) is a forward *pre*-hook on block ``L`` for ``L < N``, which
 reads the hidden states whether the model passes them by position or by keyword, and a forward
@@ -20,10 +21,12 @@ hook on the final norm (or, without one, on the last block) for ``L = N``, which
 that returns a tensor and one that returns a tuple (transformers versions differ). The blocks
 are the model's one ``ModuleList`` of ``num_hidden_layers`` modules
 (:func:`synrob.probe.encoders.early_exit.find_blocks`); the final norm is the one child of the
-blocks' parent registered after them whose class is a norm. tests/probe/test_intervene.py
-checks, for BERT, RoBERTa, GPT-2, LLaMA and the real MiniLM and SmolLM2, that the state each
-layer's hook sees equals ``output_hidden_states[L]`` and that the identity leaves the logits bit
-for bit unchanged.
+blocks' parent registered after them whose class is a norm (or, without one, a norm child
+named ``final...`` registered before them, as OPT's). tests/probe/test_intervene.py checks, for
+BERT, RoBERTa, GPT-2, LLaMA and the real MiniLM and SmolLM2, that the state each layer's hook
+sees equals ``output_hidden_states[L]`` and that the identity leaves the logits bit for bit
+unchanged; tests/probe/test_architecture_matrix.py checks the same for the 19 causal families of
+the architecture matrix.
 
 **Positions.** ``positions`` says which token states change: None (every one), an ``int`` ``k``
 (positions ``k, k+1, ...`` of every row: ``1`` leaves out the start token that
@@ -84,11 +87,18 @@ def _blocks(model: Any) -> tuple[Any, str, Any]:
 
 def _final_norm(parent: Any, attr: str) -> tuple[str, Any] | None:
     """The child of the blocks' parent registered after the blocks whose class is a norm
-    (``LayerNorm``, ``...RMSNorm``): ``(attribute, module)``; None when there is none."""
+    (``LayerNorm``, ``...RMSNorm``), else, when none is, a norm child named ``final...``
+    registered before them (OPT's ``final_layer_norm`` precedes its ``layers``):
+    ``(attribute, module)``; None when there is none."""
     names = [name for name, _ in parent.named_children()]
     after = names[names.index(attr) + 1:]
-    norms = [(n, getattr(parent, n)) for n in after
-             if "norm" in type(getattr(parent, n)).__name__.lower()]
+    before = [n for n in names[:names.index(attr)] if n.lower().startswith("final")]
+    norms: list[tuple[str, Any]] = []
+    for candidates in (after, before):
+        norms = [(n, getattr(parent, n)) for n in candidates
+                 if "norm" in type(getattr(parent, n)).__name__.lower()]
+        if norms:
+            break
     if len(norms) > 1:
         raise ResourceError(f"cannot intervene in a {type(parent).__name__}: more than one "
                             f"final norm ({', '.join(n for n, _ in norms)})")
