@@ -149,8 +149,14 @@ def test_offloaded_lm_scores_erases_and_moves_as_the_plain_one(llama, tmp_path):
     )
     from synrob.probe.erasure.inside import erasing
 
+    from synrob.perturb.lm import LOGITS_BUDGET
+
     plain, off = _lm(llama), _lm(llama, _offloaded(tmp_path))
     assert "disk" in set(off.model.hf_device_map.values()) and off.device == "cpu"
+    # a device-mapped LM keeps each pass's float32 logits within the budget; a plain one is
+    # batched as it always was
+    assert off.tokens_per_pass(10**9) == LOGITS_BUDGET // (4 * off.vocab_size)
+    assert plain.tokens_per_pass(4096) == 4096
     assert off.placement.identity()["offload"] == str(tmp_path / "offload")
     pairs = _pairs()
     eraser = _eraser(int(plain.model.config.hidden_size))

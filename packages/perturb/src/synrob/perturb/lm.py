@@ -40,6 +40,9 @@ __all__ = [
 ]
 
 LmKind = Literal["masked", "causal"]
+#: Bytes of float32 logits one forward pass of a device-mapped LM may make
+#: (:meth:`LoadedLM.tokens_per_pass`).
+LOGITS_BUDGET = 256 * 2**20
 
 
 @dataclass
@@ -65,6 +68,14 @@ class LoadedLM:
     def vocab_size(self) -> int:
         """Rows of the output head (may exceed ``len(tokenizer)`` because of padding)."""
         return int(self.model.get_output_embeddings().weight.shape[0])
+
+    def tokens_per_pass(self, max_tokens: int) -> int:
+        """The padded tokens one forward pass may take: ``max_tokens``, and under a device map
+        (a model placed to fit a memory limit) no more than keeps its float32 logits within
+        :data:`LOGITS_BUDGET` (a 128k vocabulary makes 2 GiB of logits at 4,096 tokens)."""
+        if not self.placement.device_map:
+            return max_tokens
+        return max(1, min(max_tokens, LOGITS_BUDGET // (4 * self.vocab_size)))
 
 
 def start_token_id(tokenizer: Any) -> int | None:

@@ -60,6 +60,13 @@ def _pad(seqs: Sequence[Sequence[int]], pad: int, device: str) -> tuple[Any, Any
     return ids.to(device), mask.to(device)
 
 
+def _per_pass(lm: Any, max_tokens: int) -> int:
+    """``max_tokens``, capped by the LM's own limit where it has one
+    (:meth:`~synrob.perturb.lm.LoadedLM.tokens_per_pass`: device-mapped models)."""
+    cap = getattr(lm, "tokens_per_pass", None)
+    return max_tokens if cap is None else int(cap(max_tokens))
+
+
 def _pad_id(tokenizer: Any) -> int:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
@@ -103,6 +110,7 @@ def causal_sequence_logprobs(lm: Any, seqs: Sequence[Sequence[int]], *, max_toke
         _check_length(lm, i, len(ids))
     pad = _pad_id(lm.tokenizer)
     logprob = [0.0] * len(seqs)
+    max_tokens = _per_pass(lm, max_tokens)
     for rows in length_batches([len(s) for s in seqs], max_tokens, max_rows):
         ids, mask = _pad([seqs[i] for i in rows], pad, lm.device)
         ctx = nullcontext() if around is None else around(rows, tuple(ids.shape))
@@ -153,6 +161,7 @@ def masked_pll(lm: Any, texts: Sequence[str], *, max_tokens: int = 512,
     seqs, jobs = _pll_jobs(lm, texts)
     logprob = [0.0] * len(seqs)
     tokens = [0] * len(seqs)
+    max_tokens = _per_pass(lm, max_tokens)
     for rows in length_batches([len(seqs[i]) for i, _ in jobs], max_tokens, max_rows):
         masked = []
         for r in rows:
