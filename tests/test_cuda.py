@@ -211,3 +211,67 @@ def test_cuda_tfloat32_training_runs_in_tf32_and_stays_near_fp32() -> None:
     worst = max(float(np.abs(a - b).max() / (np.abs(a).max() + 1e-6))
                 for a, b in zip(p32, p19, strict=True))
     assert worst < 0.05
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> Path:
+    """A 6-block random Llama (hidden 64, byte-level BPE trained on EWT)."""
+    from .probe.tiny_llama import build_llama, ewt_texts
+
+    return build_llama(tmp_path_factory.mktemp("cuda-llama") / "llama",
+                       ewt_texts(ewt_train, 400), blocks=6, hidden=64, ffn=256)
+
+
+def test_cuda_device_map_across_gpu_and_cpu_gives_the_gpu_results(
+        tiny_llama: Path, ewt_dev: Path) -> None:
+    """``device_map=auto`` with a GPU budget smaller than the model: some blocks on cuda:0,
+    the rest on the CPU. The word vectors, the log-probabilities and the erased
+    log-probabilities (the hook on a CPU block and on a GPU block) equal the whole model's on
+    the GPU (1e-4), and the vectors come back to the host in the cache's dtype."""
+    from synrob.perturb.lm import load_lm
+    from synrob.perturb.placement import Placement
+    from synrob.probe.behaviour import pair_sentences, score_pairs, split_unchanged
+    from synrob.probe.encoders.transformer import TransformerEncoder
+    from synrob.probe.erasure import Eraser
+    from synrob.probe.erasure.inside import erasing
+    from synrob.probe.representations import read_words
+
+    sents = read_words(ewt_dev)[:10]
+    split = {"device_map": "auto", "max_memory": "0=400KB,cpu=1GiB"}
+    kw = {"model": str(tiny_llama), "precision": "float32", "device": "cuda"}
+    whole = TransformerEncoder(**kw).encode_flat(sents, [1, 5])
+    enc = TransformerEncoder(**kw, **split)
+    got = enc.encode_flat(sents, [1, 5])
+    assert {0, "cpu"} <= set(enc.model.hf_device_map.values()), enc.model.hf_device_map
+    assert got.words.dtype == np.float32
+    np.testing.assert_allclose(got.words, whole.words, rtol=0, atol=1e-4)
+    agreement = Path(__file__).parent / "data" / "agreement"
+    pairs = split_unchanged(pair_sentences(agreement / "original.conllu",
+                                           agreement / "pairs.conllu")[0])[0]
+    plain = load_lm(str(tiny_llama), device="cuda", dtype="float32")
+    placed = load_lm(str(tiny_llama), device="cuda", dtype="float32",
+                     placement=Placement(**split))
+    assert placed.device == "cuda:0"
+    g = torch.Generator().manual_seed(0)
+    left = torch.randn(64, 2, generator=g)
+    eraser = Eraser("leace", left, torch.linalg.pinv(left), torch.randn(64, generator=g),
+                    torch.randn(2, 64, generator=g), ["Plur", "Sing"])
+    for layer in (None, 1, 5):
+        with erasing(plain, eraser if layer else None, layer or 0):
+            want = [s.logprob_original for s in score_pairs(plain, pairs)]
+        with erasing(placed, eraser if layer else None, layer or 0):
+            have = [s.logprob_original for s in score_pairs(placed, pairs)]
+        np.testing.assert_allclose(have, want, rtol=0, atol=1e-3)
+
+
+def test_cuda_layer_only_equals_the_whole_model(tiny_llama: Path, ewt_dev: Path) -> None:
+    from synrob.probe.encoders.transformer import TransformerEncoder
+    from synrob.probe.representations import read_words
+
+    sents = read_words(ewt_dev)[:10]
+    kw = {"model": str(tiny_llama), "precision": "float32", "device": "cuda"}
+    enc = TransformerEncoder(**kw)
+    got = enc.encode_flat(sents, [2]).words
+    assert enc.blocks_loaded == 3
+    full = TransformerEncoder(**kw, layer_only=False).encode_flat(sents, [2]).words
+    np.testing.assert_array_equal(got, full)
