@@ -45,7 +45,9 @@ one invocation come from one run; logs go to stderr):
   batches synrob builds, mean-pooled as synrob pools), else 0; ``layer_only_max_abs_diff``
   and ``reference_peak_rss_gb`` beside it;
 * ``full_load_rss_ratio``: peak RSS of a plain ``AutoModel.from_pretrained(dir,
-  dtype=torch.bfloat16)`` over the same bytes;
+  dtype=torch.bfloat16)`` and one forward pass of 4 tokens over the same bytes
+  (``full_load_only_peak_rss_gb``: the high-water mark before that pass; transformers 5 maps
+  the checkpoint lazily, so the load alone reads next to nothing: see :meth:`Bench.full_load`);
 * ``offload_rss_ratio`` (target <= 1.5): peak RSS of ``synrob score`` on 50 agreement pairs
   (``synrob perturb --kind agreement`` on EWT dev) with ``-p device_map=auto -p
   max_memory=6GiB -p offload=DIR``, over 6 GiB; ``offload_logprob_max_diff`` (target <=
@@ -57,8 +59,9 @@ one invocation come from one run; logs go to stderr):
   --layers 3`` of 2,000 EWT dev sentences over that of 500, each in a fresh process and cache;
 * ``layer_only_load_seconds`` and ``full_load_seconds`` (with ``--device cuda``, or ``--only
   load_times``): wall seconds of ``synrob encode`` of one sentence at ``--layers 4`` and at
-  the last layer (which needs every block), fresh caches; on CUDA every measured child also
-  gives ``*_cuda_peak_gb`` (``torch.cuda.max_memory_allocated``).
+  the last layer (which needs every block), fresh caches, with their peak RSS
+  (``load_times_*_peak_rss_gb``); on CUDA every measured child also gives ``*_cuda_peak_gb``
+  (``torch.cuda.max_memory_allocated``).
 
 Usage: ``python bench/big_model.py [--small] [--device cpu|cuda] [--only layer_only,equal,
 full_load,offload,rss_growth,load_times] [--sentences 500] [--workdir DIR]``;
@@ -73,6 +76,7 @@ import argparse
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -459,8 +463,14 @@ class BlockRunner:
         from transformers.masking_utils import create_causal_mask
 
         pos = torch.arange(hidden.shape[1], device=hidden.device).unsqueeze(0)
-        causal = create_causal_mask(config=self.config, inputs_embeds=hidden,
-                                    attention_mask=mask, cache=None, position_ids=pos)
+        kwargs: dict[str, Any] = {"config": self.config, "attention_mask": mask,
+                                  "position_ids": pos}
+        params = inspect.signature(create_causal_mask).parameters
+        kwargs["inputs_embeds" if "inputs_embeds" in params else "input_embeds"] = hidden
+        kwargs["cache" if "cache" in params else "past_key_values"] = None  # renamed in 5.2x
+        if "cache_position" in params:  # older transformers 5 releases
+            kwargs["cache_position"] = pos[0]
+        causal = create_causal_mask(**kwargs)
         return causal, pos, self.rotary(hidden, position_ids=pos)
 
     def step(self, block: Any, hidden: Any, mask: Any) -> Any:
@@ -762,6 +772,25 @@ sys.exit(code if 0 <= code < 256 else 1)
 """
 
 
+#: The full-load child: ``AutoModel.from_pretrained(argv[1], dtype=bf16)`` on ``argv[2]``,
+#: prints its high-water RSS (KiB, ``VmHWM``) and seconds after the load, then runs one
+#: forward pass (BOS and three tokens, every hidden state).
+_FULL_LOAD = r"""
+import sys, time, torch
+from transformers import AutoModel
+t = time.perf_counter()
+dev = sys.argv[2]
+m = AutoModel.from_pretrained(sys.argv[1], dtype=torch.bfloat16,
+                              device_map=None if dev == "cpu" else dev)
+hwm = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(hwm, time.perf_counter() - t, flush=True)
+ids = torch.tensor([[m.config.bos_token_id, 1000, 2000, 3000]], device=m.device)
+with torch.inference_mode():
+    out = m(input_ids=ids, output_hidden_states=True)
+assert len(out.hidden_states) == m.config.num_hidden_layers + 1
+"""
+
+
 def run_measured(cmd: Sequence[str], *, env: dict[str, str] | None = None,
                  logs: Path | None = None) -> ChildRun:
     """Run ``cmd`` in its own process and return its peak RSS (``ru_maxrss`` from
@@ -904,13 +933,15 @@ class Bench:
     def synrob(self, *argv: str) -> list[str]:
         return ["-m", "synrob.cli", *argv]
 
-    def report_child(self, name: str, run: ChildRun) -> bool:
-        """Print ``name: failed (...)`` for a failed child; its CUDA peak when it has one."""
+    def report_child(self, name: str, run: ChildRun, tag: str | None = None) -> bool:
+        """Print ``name: failed (...)`` for a failed child, else its CUDA peak when it has one
+        (``TAG_cuda_peak_gb``; ``tag`` defaults to ``name`` without ``_ratio``)."""
         if not run.ok:
-            emit(name, f"failed (exit {run.returncode}: {run.stderr_tail.splitlines()[-1:]})")
+            last = (run.stderr_tail.splitlines() or ["no stderr"])[-1]
+            emit(name, f"failed (exit {run.returncode}: {last})")
             return False
         if run.cuda_peak_bytes is not None:
-            emit(f"{name.removesuffix('_ratio')}_cuda_peak_gb", gb(run.cuda_peak_bytes))
+            emit(f"{tag or name.removesuffix('_ratio')}_cuda_peak_gb", gb(run.cuda_peak_bytes))
         return True
 
     def layer_only(self, equal: bool) -> None:
@@ -952,7 +983,7 @@ class Bench:
                           self.args.precision],
                          env=child_env(self.workdir / "cache-reference"),
                          logs=self.workdir / "logs-reference")
-        if not self.report_child("layer_only_equal", run):
+        if not self.report_child("layer_only_equal", run, "reference"):
             return
         emit("reference_peak_rss_gb", gb(run.rss_bytes))
         ref = np.load(out)
@@ -966,18 +997,22 @@ class Bench:
         emit("layer_only_equal", int(np.array_equal(got, ref)))
 
     def full_load(self) -> None:
-        """``full_load_rss_ratio``: a plain ``AutoModel.from_pretrained`` of the checkpoint."""
+        """``full_load_rss_ratio``: a plain ``AutoModel.from_pretrained`` of the checkpoint and
+        one forward pass of a 4-token input. transformers 5 maps a bf16 safetensors checkpoint
+        lazily on a CPU (the parameters are views of the memory-mapped files), so the load
+        alone reads next to nothing (``full_load_only_peak_rss_gb``, the child's high-water
+        mark before the pass); the pass touches every weight, as any use of the model does."""
         denom = layer_bytes(self.ckpt, self.args.layer + 1)
         warn_memory("AutoModel.from_pretrained", sum(tensor_bytes(self.ckpt).values()))
-        log("full_load: AutoModel.from_pretrained")
-        code = ("import sys, torch; from transformers import AutoModel; "
-                "m = AutoModel.from_pretrained(sys.argv[1], dtype=torch.bfloat16, "
-                "device_map=None if sys.argv[2] == 'cpu' else sys.argv[2])")
-        run = run_python(["-c", code, str(self.ckpt), self.device],
+        log("full_load: AutoModel.from_pretrained and one forward pass")
+        run = run_python(["-c", _FULL_LOAD, str(self.ckpt), self.device],
                          env=child_env(self.workdir / "cache-full-load"),
                          logs=self.workdir / "logs-full-load")
         if not self.report_child("full_load_rss_ratio", run):
             return
+        load_kb, load_s = run.stdout.split()[:2]
+        emit("full_load_only_peak_rss_gb", gb(int(load_kb) * 1024))
+        emit("full_load_only_s", f"{float(load_s):.1f}")
         emit("full_load_peak_rss_gb", gb(run.rss_bytes))
         emit("full_load_s", f"{run.seconds:.1f}")
         emit("full_load_rss_ratio", f"{run.rss_bytes / denom:.3f}")
@@ -994,7 +1029,7 @@ class Bench:
             run = run_python(self.synrob("encode", "--encoder", "minilm", "--layers", "3",
                                          "--device", self.device, str(corpus)),
                              env=child_env(cache), logs=self.workdir / f"logs-growth-{n}")
-            if not self.report_child(f"rss_growth_{n}", run):
+            if not self.report_child("rss_growth_4x_corpus", run, f"rss_growth_{n}"):
                 return
             peaks[n] = run.rss_bytes
             emit(f"rss_growth_peak_rss_gb_{n}", gb(run.rss_bytes))
@@ -1005,17 +1040,17 @@ class Bench:
         """``layer_only_load_seconds`` / ``full_load_seconds``: ``synrob encode`` of one
         sentence at ``--layers 4`` and at the last layer, fresh caches."""
         one = first_sentences(EWT / "en_ewt-ud-dev.conllu", 1, self.workdir / "ewt-dev-1.conllu")
-        for name, layer in (("layer_only_load_seconds", self.args.layer),
-                            ("full_load_seconds", self.shapes.layers)):
-            cache = self.workdir / f"cache-{name}"
+        for name, layer in (("layer_only", self.args.layer), ("full", self.shapes.layers)):
+            cache = self.workdir / f"cache-load-{name}"
             shutil.rmtree(cache, ignore_errors=True)
+            log(f"load_times: synrob encode --layers {layer} of one sentence")
             run = run_python(self.synrob(
                 "encode", "--encoder", str(self.ckpt), "--layers", str(layer), "--device",
                 self.device, "-p", f"precision={self.args.precision}", str(one)),
-                env=child_env(cache), logs=self.workdir / f"logs-{name}")
-            if self.report_child(name, run):
-                emit(name, f"{run.seconds:.1f}")
-                emit(f"{name.removesuffix('_seconds')}_peak_rss_gb", gb(run.rss_bytes))
+                env=child_env(cache), logs=self.workdir / f"logs-load-{name}")
+            if self.report_child(f"load_times_{name}", run):
+                emit(f"{name}_load_seconds", f"{run.seconds:.1f}")
+                emit(f"load_times_{name}_peak_rss_gb", gb(run.rss_bytes))
 
     def offload(self) -> None:
         """``offload_rss_ratio`` and ``offload_logprob_max_diff`` (see the module docstring);
@@ -1029,9 +1064,10 @@ class Bench:
         pairs = self.workdir / "agreement.conllu"
         if not pairs.exists():
             log("offload: synrob perturb --kind agreement")
-            with open(pairs.with_suffix(".tmp"), "w", encoding="utf-8") as f:
+            with (open(pairs.with_suffix(".tmp"), "w", encoding="utf-8") as f,
+                  open(self.workdir / "perturb.err", "w", encoding="utf-8") as err):
                 subprocess.run([sys.executable, "-m", "synrob.cli", "perturb", "--kind",
-                                "agreement", str(dev)], stdout=f, check=True,
+                                "agreement", str(dev)], stdout=f, stderr=err, check=True,
                                env=child_env(self.workdir / "cache-perturb"))
             os.replace(pairs.with_suffix(".tmp"), pairs)
         budget = parse_bytes(self.args.max_memory)
@@ -1042,13 +1078,11 @@ class Bench:
         emit("offload_score_s", f"{run.seconds:.1f}")
         emit("offload_rss_ratio", f"{run.rss_bytes / budget:.3f}")
         sliced = dataclasses.replace(self.shapes, layers=min(8, self.shapes.layers))
-        slice_dir, built = build_checkpoint(sliced, self.ckpt.parent)
-        if built:
-            log(f"offload: built the {sliced.layers}-block slice {slice_dir}")
+        slice_dir = build_in_child(sliced, self.workdir, "offload_slice_")
         plain = self.score(slice_dir, dev, pairs, "slice-plain", None)
         offl = self.score(slice_dir, dev, pairs, "slice-offload", self.args.slice_max_memory)
-        if not (self.report_child("offload_logprob_max_diff", plain)
-                and self.report_child("offload_logprob_max_diff", offl)):
+        if not (self.report_child("offload_logprob_max_diff", plain, "offload_slice_plain")
+                and self.report_child("offload_logprob_max_diff", offl, "offload_slice")):
             return
         a, b = _logprobs(plain.stdout), _logprobs(offl.stdout)
         if a.keys() != b.keys() or not a:
@@ -1095,23 +1129,22 @@ def parse_bytes(text: str) -> int:
     return int(float(m.group(1)) * base ** " KMGT".index(m.group(2).upper() or " "))
 
 
-def _build_child(args: argparse.Namespace, workdir: Path) -> Path:
-    """Find the checkpoint, or build it in a measured child (``build_s``,
-    ``build_peak_rss_gb``)."""
-    shapes = SMALL if args.small else LLAMA3_8B
+def build_in_child(shapes: Shapes, workdir: Path, prefix: str = "") -> Path:
+    """Find the checkpoint of ``shapes``, or build it in a measured child process (printing
+    ``{prefix}build_s`` and ``{prefix}build_peak_rss_gb``)."""
     dest = root_dir() / shapes.name
     if (dest / "build.json").exists():
         return dest
     log(f"building {dest} (once)")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import big_model as b; "
-            "print(b.build_checkpoint(b.SMALL if sys.argv[2] == '1' else b.LLAMA3_8B)[0])")
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import big_model as b; "
+            "print(b.build_checkpoint(b.Shapes(**json.loads(sys.argv[2])))[0])")
     run = run_measured([sys.executable, "-c", code, str(Path(__file__).parent),
-                        "1" if args.small else "0"], env=dict(os.environ),
-                       logs=workdir / "logs-build")
+                        json.dumps(dataclasses.asdict(shapes))], env=dict(os.environ),
+                       logs=workdir / f"logs-{prefix}build")
     if not run.ok:
         raise SystemExit(f"big_model: build failed (exit {run.returncode}): {run.stderr_tail}")
-    emit("build_s", f"{run.seconds:.1f}")
-    emit("build_peak_rss_gb", gb(run.rss_bytes))
+    emit(f"{prefix}build_s", f"{run.seconds:.1f}")
+    emit(f"{prefix}build_peak_rss_gb", gb(run.rss_bytes))
     return dest
 
 
@@ -1146,12 +1179,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     emit("cpu", cpu_model())
     emit("device", dev)
     emit("native_bf16", str(native_bf16(dev)).lower())
-    ckpt = _build_child(args, workdir)
+    shapes = SMALL if args.small else LLAMA3_8B
+    ckpt = build_in_child(shapes, workdir)
     emit("checkpoint", ckpt)
     emit("checkpoint_gb", gb(sum(tensor_bytes(ckpt).values())))
     if args.build_only:
         return
-    shapes = SMALL if args.small else LLAMA3_8B
     dev_n = first_sentences(EWT / "en_ewt-ud-dev.conllu", args.sentences,
                             workdir / f"ewt-dev-{args.sentences}.conllu")
     bench = Bench(args, workdir, ckpt, shapes, dev_n)
