@@ -173,8 +173,11 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
     place = placement or Placement()
     torch_dtype = getattr(torch, dtype)
     if place.plain:
-        model = from_pretrained(factory, source, "weights", config=config, **kw)
-        model.to(dev, dtype=torch_dtype)
+        # dtype at load, as transformers means it: the weights in it, buffers that must stay
+        # float32 (rotary frequencies) in float32; a .to(dtype) afterwards would round those too
+        model = from_pretrained(factory, source, "weights", config=config, dtype=torch_dtype,
+                                **kw)
+        model.to(dev)
     else:
         model = from_pretrained(factory, source, "weights", config=config, dtype=torch_dtype,
                                 **place.from_pretrained_kwargs(dev, torch_dtype), **kw)

@@ -122,7 +122,8 @@ class Placement:
             logging.getLogger("accelerate.big_modeling").setLevel(logging.ERROR)
             out["device_map"] = self.device_map
             devices = ["cpu"] if device == "cpu" else [*_gpus(), "cpu"]
-            memory = parse_max_memory(self.max_memory, devices) if self.max_memory else None
+            memory: dict[Any, Any] | None = (parse_max_memory(self.max_memory, devices)
+                                              if self.max_memory else None)
             if device == "cpu":  # only the CPU (and the disk): never a GPU the user left out
                 memory = memory or {"cpu": _available_cpu()}
             if memory:
@@ -187,11 +188,11 @@ def _gpus() -> list[int]:
     return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
 
 
-def _available_cpu() -> str:
-    """What accelerate would give the CPU without a ``max_memory``."""
+def _available_cpu() -> int:
+    """The bytes accelerate would give the CPU without a ``max_memory``."""
     from accelerate.utils import get_max_memory
 
-    return str(get_max_memory({"cpu": get_max_memory()["cpu"]})["cpu"])
+    return int(get_max_memory()["cpu"])
 
 
 def _quantization_config(quantization: str, dtype: Any) -> Any:
