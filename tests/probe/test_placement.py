@@ -141,6 +141,7 @@ def _eraser(dim: int, seed: int = 0):
 
 
 def test_offloaded_lm_scores_erases_and_moves_as_the_plain_one(llama, tmp_path):
+    from synrob.perturb.lm import LOGITS_BUDGET
     from synrob.probe.behaviour import score_pairs
     from synrob.probe.erasure.counterfactual import (
         agreement_pairs,
@@ -148,8 +149,6 @@ def test_offloaded_lm_scores_erases_and_moves_as_the_plain_one(llama, tmp_path):
         subject_first,
     )
     from synrob.probe.erasure.inside import erasing
-
-    from synrob.perturb.lm import LOGITS_BUDGET
 
     plain, off = _lm(llama), _lm(llama, _offloaded(tmp_path))
     assert "disk" in set(off.model.hf_device_map.values()) and off.device == "cpu"
