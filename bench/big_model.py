@@ -53,7 +53,9 @@ one invocation come from one run; logs go to stderr):
   max_memory=6GiB -p offload=DIR``, over 6 GiB; ``offload_logprob_max_diff`` (target <=
   1e-3): the largest |log-prob difference| of those pairs' sentences on the 8-block slice,
   offloaded (``max_memory`` ``--slice-max-memory``, 2 GiB, so that part of the slice's 5.6 GB
-  does go to disk) against the same run without offload. Printed as ``skipped (reason)``
+  does go to disk) against the same run without offload, both one sentence a pass (the same
+  passes: a device-mapped LM caps a pass's tokens, and in bf16 a pass's shape alone moves a
+  log-prob). Printed as ``skipped (reason)``
   while ``synrob score --help`` lists no ``-p``/``--param``;
 * ``rss_growth_4x_corpus`` (target <= 1.1): peak RSS of ``synrob encode --encoder minilm
   --layers 3`` of 2,000 EWT dev sentences over that of 500, each in a fresh process and cache;
@@ -1079,8 +1081,12 @@ class Bench:
         emit("offload_rss_ratio", f"{run.rss_bytes / budget:.3f}")
         sliced = dataclasses.replace(self.shapes, layers=min(8, self.shapes.layers))
         slice_dir = build_in_child(sliced, self.workdir, "offload_slice_")
-        plain = self.score(slice_dir, dev, pairs, "slice-plain", None)
-        offl = self.score(slice_dir, dev, pairs, "slice-offload", self.args.slice_max_memory)
+        # one sentence per pass in both runs: a device-mapped LM caps the tokens of a pass
+        # (LOGITS_BUDGET), so default batches differ, and in bf16 a pass's shape alone moves a
+        # sentence's log-prob by up to 0.15 nats; the same passes leave the offload's effect
+        plain = self.score(slice_dir, dev, pairs, "slice-plain", None, batch_size=1)
+        offl = self.score(slice_dir, dev, pairs, "slice-offload", self.args.slice_max_memory,
+                          batch_size=1)
         if not (self.report_child("offload_logprob_max_diff", plain, "offload_slice_plain")
                 and self.report_child("offload_logprob_max_diff", offl, "offload_slice")):
             return
@@ -1093,12 +1099,14 @@ class Bench:
              f"{max(abs(x - y) for k in a for x, y in zip(a[k], b[k], strict=True)):.3g}")
 
     def score(self, ckpt: Path, original: Path, pairs: Path, tag: str,
-              max_memory: str | None) -> ChildRun:
+              max_memory: str | None, batch_size: int | None = None) -> ChildRun:
         """``synrob score`` of the first ``--pairs`` pairs (JSON lines), offloaded to disk
-        under ``max_memory`` when given."""
+        under ``max_memory`` when given, ``batch_size`` sentences a pass when given."""
         argv = ["score", "--lm", str(ckpt), str(original), str(pairs), "--json",
                 "--bootstrap", "0", "--limit", str(self.args.pairs), "--dtype",
                 self.args.precision, "--device", self.device]
+        if batch_size is not None:
+            argv += ["--batch-size", str(batch_size)]
         if max_memory is not None:
             folder = self.workdir / f"offload-{tag}"
             shutil.rmtree(folder, ignore_errors=True)

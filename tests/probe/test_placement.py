@@ -261,3 +261,15 @@ def test_torchao_weight_only_int8_runs_where_torchao_is_installed(llama, ewt_dev
                          env=env, capture_output=True, text=True, check=True).stdout.split()
     equal, cos, quant = int(out[-3]), float(out[-2]), out[-1]
     assert quant == "torchao-int8" and not equal and cos > 0.99
+
+
+def test_probe_json_records_the_encoders_placement(cli, llama, tmp_path):
+    res = cli(["probe", "--encoder", "transformer", "-p", f"model={llama}", "-p",
+               "device_map=auto", "-p", f"max_memory={TIGHT}", "-p",
+               f"offload={tmp_path / 'off'}", "-p", "epochs=1", "--layer", "2", "--task", "pos",
+               "--train", "sample:en_ewt:dev", "--dev", "sample:en_ewt:dev", "--test",
+               "sample:en_ewt:test", "--json"])
+    assert res.exit_code == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["placement"] == {"device_map": "auto", "max_memory": TIGHT,
+                                "offload": str(tmp_path / "off")}

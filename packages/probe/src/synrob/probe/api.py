@@ -60,6 +60,9 @@ class ProbeResult(ResultTable):
     language: Language
     many: bool
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: The encoder's device map, offload and quantization where not the defaults
+    #: (:mod:`synrob.perturb.placement`): a quantized model's scores are not the model's own.
+    placement: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.title = (f"probe {self.run.encoder} {self.run.task.name} ({self.run.probe.name}), "
@@ -76,7 +79,8 @@ class ProbeResult(ResultTable):
         from .probe_setup import run_json
 
         lang = {"code": self.language.code, "source": self.language.source}
-        return {**run_json(self.run, self.many), "lang": lang}
+        placed = {"placement": self.placement} if self.placement else {}
+        return {**run_json(self.run, self.many), "lang": lang, **placed}
 
 
 def _metric_rows(m: Mapping[str, Any], base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,7 +175,16 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
     seed_ints = seed_list(seeds) if isinstance(seeds, str) else list(seeds or [])
     opts = AnalysisOptions(control, mdl, bootstrap, seed_ints)
     run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
-    return ProbeResult(run, language, names[1] == "all")
+    return ProbeResult(run, language, names[1] == "all",
+                       placement=_encoder_placement(setup.identity))
+
+
+def _encoder_placement(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """The placement options of an encoder identity (none for a plain load)."""
+    from synrob.perturb.placement import PLACEMENT_PARAMS
+
+    options = identity.get("options", {}) if isinstance(identity, Mapping) else {}
+    return {p.name: options[p.name] for p in PLACEMENT_PARAMS if p.name in options}
 
 
 # ------------------------------------------------------------------ behaviour
