@@ -108,7 +108,7 @@ def test_smollm2_gguf_causal_windows(dev_sents):
     win.model, win.tokenizer, win._loaded = enc.model, enc.tokenizer, False
     win.load = lambda: None  # share the loaded weights (loading the GGUF takes ~15 s)
     for attr in ("_prefix_space", "_n_prefix", "_n_suffix", "pad_id", "unk_id", "causal",
-                 "device", "_config", "_bos_id"):
+                 "device", "_config", "_bos_id", "blocks_loaded"):
         setattr(win, attr, getattr(enc, attr))
     seqs = win.sequences([long])
     assert len(seqs) >= 2
