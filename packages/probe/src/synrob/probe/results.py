@@ -77,10 +77,6 @@ class ExperimentResults(ResultTable):
                     out[role] = key["sha256"]
         return out
 
-    def where(self, **conditions: Any) -> list[dict[str, Any]]:
-        """The rows whose columns equal every ``conditions`` value."""
-        return [r for r in self.rows if all(r.get(k) == v for k, v in conditions.items())]
-
 
 def load_results(path: str | os.PathLike[str]) -> ExperimentResults:
     """Read an experiment's results directory (``synrob run ... -o DIR``); a directory without
