@@ -299,3 +299,23 @@ def test_float32_rows_are_numpys_conversion_of_a_read_only_float16_memmap(tmp_pa
             assert np.array_equal(got, want, equal_nan=True)
             if m.dtype == np.float16:
                 assert got.flags.writeable
+
+
+def test_superset_keys_finds_finished_entries_with_more_layers_of_the_same_key(tmp_path):
+    """Only finished entries whose key differs in ``layers`` alone, holding every requested
+    layer, fewest layers first; another dtype, a partial entry or missing layers: none."""
+    meta = {"format": 1, "identity": {"name": "m", "options": {"a": [1, 2]}}, "layers": [2],
+            "pooling": "mean", "corpus_sha256": "c", "dtype": "float16"}
+
+    def entry(name: str, **changes: object) -> None:
+        (tmp_path / name).mkdir()
+        index = {**meta, **changes, "encoder": "m", "n_sentences": 3}
+        (tmp_path / name / "index.json").write_text(json.dumps(index))
+
+    entry("all", layers=[0, 1, 2, 3, 4])
+    entry("some", layers=[1, 2, 3])
+    entry("other-dtype", layers=[0, 1, 2, 3, 4], dtype="float32")
+    entry("too-few", layers=[0, 1])
+    entry("k.partial", layers=[2, 3])
+    assert cache_mod.superset_keys(meta, tmp_path) == ["some", "all"]
+    assert cache_mod.superset_keys({**meta, "layers": [5]}, tmp_path) == []

@@ -5,6 +5,7 @@ a checkpoint without the needed blocks is one error, never random vectors."""
 from __future__ import annotations
 
 import json
+from typing import Any
 import shutil
 import subprocess
 import sys
@@ -156,3 +157,37 @@ def test_cli_layer_one_of_sixteen_blocks_takes_at_most_half_the_memory(
     a = RepresentationSet(one_path).layer_matrix(1)[0]
     b = RepresentationSet(both_path).layer_matrix(1)[0]
     assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def _probe_layer(model: Path, layer: int | str, sample: dict[str, str]) -> Any:
+    from synrob.probe.api import probe
+
+    return probe(sample["test"], encoder="transformer", layer=layer, task="pos",
+                 train=sample["train"], dev=sample["dev"], device="cpu", baselines=False,
+                 params={"model": str(model), "precision": "float32"})
+
+
+def _model_test_rows(result: Any, layer: int) -> list[tuple[str, float]]:
+    return sorted((r["metric"], r["value"]) for r in result.rows
+                  if r.get("role") == "model" and r.get("split") == "test"
+                  and r.get("layer") == layer)
+
+
+def test_probe_of_one_layer_encodes_only_that_layer_and_reuses_a_sweep(llama, tmp_path,
+                                                                      monkeypatch):
+    """``probe(layer=1)`` caches layer 1 only (so layer-only loading applies); its results equal those
+    of layer 1 of an every-layer probe; after that sweep, a one-layer probe of the same files
+    encodes nothing new."""
+    from synrob.probe import cache as _cache
+
+    sample = {s: f"sample:en_ewt:{s}" for s in ("train", "dev", "test")}
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "one"))
+    alone = _probe_layer(llama, 1, sample)
+    assert {tuple(e["layers"]) for e in _cache.list_entries()} == {(1,)}
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "sweep"))
+    sweep = _probe_layer(llama, "all", sample)
+    before = {e["key"] for e in _cache.list_entries()}
+    again = _probe_layer(llama, 1, sample)
+    assert {e["key"] for e in _cache.list_entries()} == before  # read from the sweep's entries
+    assert _model_test_rows(alone, 1) == _model_test_rows(sweep, 1) == _model_test_rows(again, 1)
+    assert _model_test_rows(alone, 1)

@@ -161,7 +161,8 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
     layers = layer_list(names[1], saved)
     if saved is not None:
         check_saved_setup(saved, setup, layers)  # type: ignore[arg-type]
-    features = encoder_features(names[0], params=setup.enc_params or None, device=device)
+    features = encoder_features(names[0], params=setup.enc_params or None, device=device,
+                                layers="all" if layers is None else layers)
     tests, train_p, dev_p = data_paths([test] if isinstance(test, str) else list(test),
                                        train, dev)
     language = infer_language(tests[:1], lang)

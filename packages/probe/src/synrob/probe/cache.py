@@ -99,6 +99,30 @@ def entry_key(key_meta: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
+def superset_keys(key_meta: Mapping[str, Any], root: Path | None = None) -> list[str]:
+    """Keys of the finished entries whose key equals ``key_meta`` but for ``layers``, which
+    include every layer of ``key_meta["layers"]``: fewest layers first."""
+    root = root or cache_root()
+    want = set(key_meta["layers"])
+    rest = _canonical({k: v for k, v in key_meta.items() if k != "layers"})
+    found = []
+    for index_path in root.glob("*/index.json") if root.is_dir() else ():
+        if index_path.parent.name.startswith(".") or index_path.parent.name.endswith(".partial"):
+            continue
+        index = _read_json(index_path) or {}
+        layers = index.get("layers")
+        if not isinstance(layers, list) or not want <= set(layers) or any(
+                k not in index for k in key_meta):
+            continue
+        if _canonical({k: index[k] for k in key_meta if k != "layers"}) == rest:
+            found.append((len(layers), index_path.parent.name))
+    return [key for _, key in sorted(found)]
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -103,7 +103,10 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
                      progress: Callable[..., Any] | None = None) -> FeatureSource:
     """Feature source backed by the representation cache (each file encoded once).
 
-    The returned callable also has ``.layers(path) -> list[int]``: the layers encoded, and
+    ``layers`` other than ``"all"`` encode only those layers (with layer-only loading, only
+    the blocks they need), unless the cache already holds every layer of a file
+    (:func:`encode_corpus`'s ``any_superset``). The returned callable also has
+    ``.layers(path) -> list[int]``: the layers encoded, and
     ``.encode(path, encoders=None)``: the file's cache entry, made now if absent (a
     :class:`~synrob.probe.representations.LoadedEncoders` shared by a loop of files loads the
     encoder once); its optional third argument ``sentences`` reads only a file's first
@@ -116,7 +119,8 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
     def representation(path: str, encoders: Any = None) -> Any:
         if path not in sets:
             sets[path] = encode_corpus(encoder, path, layers=layers, device=device, dtype=dtype,
-                                       params=params, progress=progress, encoders=encoders)
+                                       params=params, progress=progress, encoders=encoders,
+                                       any_superset=layers != "all")
         return sets[path]
 
     def source(path: str, layer: int, sentences: int | None = None) -> Features:

@@ -202,6 +202,7 @@ def encode_corpus(
     params: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     encoders: LoadedEncoders | None = None,
+    any_superset: bool = False,
 ) -> RepresentationSet:
     """Encode every sentence of a CoNLL-U file (syntactic words) with the named encoder, through the cache.
 
@@ -213,6 +214,10 @@ def encode_corpus(
     sentences finished after each chunk (also for chunks found done when resuming).
     ``encoders`` (a :class:`LoadedEncoders` held over a loop of files) makes the files of one
     loop share one encoder instance, so its weights load once; the entries are the same.
+    ``any_superset``: when the entry of these layers is absent but an entry of more layers
+    (same encoder, corpus, pooling, dtype) is cached, return that one (it holds the requested
+    layers with the same values: layer-only loading is exact), so a probe of one layer reuses
+    an earlier sweep's vectors; the set's ``layers`` are then that entry's.
     """
     if dtype not in _cache.STORAGE_DTYPES:
         raise ParameterError(f"dtype must be one of {', '.join(_cache.STORAGE_DTYPES)}")
@@ -231,9 +236,20 @@ def encode_corpus(
     }
     key = _cache.entry_key(key_meta)
     hit = _cached(key)
+    if hit is None and any_superset:
+        hit = _cached_superset(key_meta)
     if hit is not None:
         return hit
     return _encode(enc, name, path, key, key_meta, progress)
+
+
+def _cached_superset(key_meta: Mapping[str, Any]) -> RepresentationSet | None:
+    """A cached entry with ``key_meta``'s other fields and more layers, if there is one."""
+    for key in _cache.superset_keys(key_meta):
+        hit = _cached(key)
+        if hit is not None:
+            return hit
+    return None
 
 
 def _encoder(encoder: str | Encoder, params: Mapping[str, Any] | None, pooling: str,

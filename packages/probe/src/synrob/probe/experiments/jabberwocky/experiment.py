@@ -208,7 +208,8 @@ class JabberwockyExperiment(Experiment):
         held = LoadedEncoders()  # each encoder loads once for all files
         with ctx.stage("encoding"):
             for enc, path in items:
-                _features(enc["encoder"], enc["params"], ctx.device).encode(path, held)
+                _features(enc["encoder"], enc["params"], ctx.device,
+                          enc["layers"]).encode(path, held)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
         self._check()
@@ -321,13 +322,15 @@ def _perturber_info(params: dict[str, Any], lang: str) -> dict[str, Any]:
     return perturber_info("jabberwocky", params, lang=lang)
 
 
-def _features(encoder: str, params: dict[str, Any], device: str) -> Any:
-    """A cached :func:`encoder_features` source (all layers of a transformer: shares the cache)."""
+def _features(encoder: str, params: dict[str, Any], device: str, layers: list[int]) -> Any:
+    """A cached :func:`encoder_features` source of ``layers``: :meth:`prepare` encodes the
+    sweep's layers (only the blocks they need), a run reads its layers from those entries."""
     from synrob.probe.probing import encoder_features
 
-    ident = repr((encoder, sorted(params.items()), device))
+    ident = repr((encoder, sorted(params.items()), device, sorted(layers)))
     if ident not in _SOURCES:
-        _SOURCES[ident] = encoder_features(encoder, params=params, device=device)
+        _SOURCES[ident] = encoder_features(encoder, params=params, device=device,
+                                           layers=sorted(layers))
     return _SOURCES[ident]
 
 
@@ -438,7 +441,7 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     reg = get_registry()
     task = reg.get("task", key["task"])()
     probe = reg.get("probe", key["probe"])(**key["probe_params"])
-    source = _features(key["encoder"], key["encoder_params"], ctx.device)
+    source = _features(key["encoder"], key["encoder_params"], ctx.device, key["layers"])
     train_gold = load_gold(key["train"], key["train_sentences"] or None)  # the first N only
     dev_gold = load_gold(key["dev"])
 

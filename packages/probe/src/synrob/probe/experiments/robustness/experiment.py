@@ -220,13 +220,14 @@ class RobustnessExperiment(Experiment):
         with ctx.stage("perturbation"):
             files = [ctx.data_dir / c["file"] for seed in it for c in self._files(ctx, seed)]
         sources = [str(resolve_one(self.options[s])) for s in ("train", "dev", "test")]
-        jobs = list(dict.fromkeys((enc, str(f)) for enc, _ in self._models()
-                                  for f in [*sources, *files]))
+        layers = dict(self._encoder_layers())  # only these layers (and the blocks they need)
+        jobs = list(dict.fromkeys((enc, str(f)) for enc in layers for f in [*sources, *files]))
         it2 = ctx.progress(jobs, "encoding", len(jobs)) if ctx.progress else jobs
         held = LoadedEncoders()  # each encoder loads once for all files
         with ctx.stage("encoding"):
             for enc, path in it2:
-                encode_corpus(enc, path, layers="all", device=ctx.device, encoders=held)
+                encode_corpus(enc, path, layers=sorted(layers[enc]), device=ctx.device,
+                              encoders=held, any_superset=True)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
         from ..data import resolve_one
@@ -313,7 +314,7 @@ class _Trainer:
         self.task = self.task_cls()
         self.probe_cls = reg.get("probe", self.task_cls.default_probe)
         self.probe = self.probe_cls(epochs=key["epochs"])
-        self.feats = encoder_features(key["encoder"], device=device)
+        self.feats = encoder_features(key["encoder"], device=device, layers=key["layers"])
         self.train_gold, self.dev_gold = load_gold(key["train"]), load_gold(key["dev"])
         if key.get("train_limit"):
             n_train = min(int(key["train_limit"]), len(self.train_gold))
@@ -391,8 +392,8 @@ class _Cell:
         self.clean = sentence_metrics(task, gold, self.clean_preds)
         self.clean_loss = sentence_losses(task, probe, module, test_feats, gold, self.dev)
         self.clean_lm = lamalfa_counts(gold, self.clean_preds) if task.kind == "distance" else {}
-        self.clean_vecs = encode_corpus(self.enc_name, self.key["test"], layers="all"
-                                        ).sentence_vectors(self.layer, "mean")
+        self.clean_vecs = encode_corpus(self.enc_name, self.key["test"], layers=[self.layer],
+                                        any_superset=True).sentence_vectors(self.layer, "mean")
 
     def base_fields(self) -> dict[str, Any]:
         """The fields every row of the run shares."""
@@ -525,7 +526,7 @@ class _Cell:
 
         from .stats import worst_case_distance
 
-        vecs = encode_corpus(self.enc_name, str(path), layers="all"
+        vecs = encode_corpus(self.enc_name, str(path), layers=[self.layer], any_superset=True
                              ).sentence_vectors(self.layer, "mean")
         dist = worst_case_distance(self.clean_vecs[:n], vecs.reshape(n, self.k, -1))
         changed = _changed_counts(path)
