@@ -59,7 +59,7 @@ def test_constant_label_task_codelength_by_hand():
 
 
 def test_mdl_refuses_structural_tasks():
-    with pytest.raises(ParameterError, match="--mdl needs a classification task"):
+    with pytest.raises(ParameterError, match="mdl= needs a classification task"):
         check_mdl(DistanceTask())
 
 

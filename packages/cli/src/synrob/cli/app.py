@@ -191,7 +191,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except SynrobError as exc:
         if debug_enabled():
             traceback.print_exc(file=sys.stderr)
-        _error(f"error: {exc}")
+        _error(f"error: {exc.render(cli=True)}")  # the caller's arguments as flags
         return EXIT_ERROR
     except KeyboardInterrupt:
         _error("interrupted")

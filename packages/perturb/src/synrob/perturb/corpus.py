@@ -32,7 +32,7 @@ from conllu.parser import (
 
 from . import tree as _tree
 from .atomic import atomic_open
-from .errors import ConlluError
+from .errors import ConlluError, ConlluFileNotFoundError
 from .feats import format_feats, parse_feats
 from .validate import ConlluWarning, split_rows, validate_block
 
@@ -475,7 +475,7 @@ def iter_blocks(
                 source, encoding="utf-8", errors="surrogateescape"
             )
         except FileNotFoundError:
-            raise ConlluError(path, 0, "no such file") from None
+            raise ConlluFileNotFoundError(path) from None
         except IsADirectoryError:
             raise ConlluError(path, 0, "is a directory, not a CoNLL-U file") from None
         except OSError as exc:

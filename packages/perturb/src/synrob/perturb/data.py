@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from .atomic import atomic_open
-from .errors import ResourceError
+from .errors import MissingFileError, ParameterError, ResourceError, UnknownNameError, arg
 
 SPLITS = ("train", "dev", "test")
 
@@ -66,7 +66,8 @@ def cache_dir() -> Path:
 def sample_path(split: str = "train", name: str = "en_ewt") -> Path:
     """Path of a bundled sample file (``en_ewt`` train/dev/test)."""
     if name != "en_ewt" or split not in SPLITS:
-        raise ResourceError(f"no bundled sample {name}:{split}; available: en_ewt:train|dev|test")
+        raise UnknownNameError(f"no bundled sample {name}:{split}; available: "
+                               "en_ewt:train|dev|test")
     ref = resources.files("synrob.perturb") / "data" / "en_ewt_sample" / f"en_ewt-ud-{split}.conllu"
     return Path(str(ref))
 
@@ -100,19 +101,19 @@ def _download(name: str, split: str, dest: Path) -> Path:
 def resolve_ud(name: str, split: str, *, download: bool = True) -> Path:
     """Local path of ``{name}-ud-{split}.conllu``, downloading it into the cache when allowed."""
     if split not in SPLITS:
-        raise ResourceError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        raise UnknownNameError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
     fname = f"{name}-ud-{split}.conllu"
     for d in _local_dirs(name):
         if (d / fname).is_file():
             return d / fname
     if name not in UD_TREEBANKS:
         known = ", ".join(sorted(UD_TREEBANKS))
-        raise ResourceError(
+        raise MissingFileError(
             f"treebank {name!r} not found locally and not downloadable (known: {known}); "
             f"put {fname} in $SYNROB_DATA/ud/{name}/"
         )
     if not download:
-        raise ResourceError(f"ud:{name}:{split} not found in {', '.join(map(str, _local_dirs(name)))}")
+        raise MissingFileError(f"ud:{name}:{split} not found in {', '.join(map(str, _local_dirs(name)))}")
     return _download(name, split, cache_dir() / "data" / "ud" / name / fname)
 
 
@@ -151,16 +152,17 @@ def resolve_input(spec: str) -> list[Path]:
         return [resolve_ud(name, s) for s in splits]
     path = Path(spec)
     if not path.exists():
-        raise ResourceError(f"{spec}: no such file")
+        raise MissingFileError(f"{spec}: no such file")
     return [path]
 
 
 def resolve_one(spec: str | os.PathLike[str], what: str = "") -> Path:
     """The one CoNLL-U file a spec names (a path, ``sample:NAME:SPLIT``, ``ud:NAME:SPLIT``); a
-    spec of several files, or stdin, is a :class:`ResourceError` that starts with ``what``
-    (e.g. ``--test``) when given."""
+    spec of several files, or stdin, is a :class:`ParameterError` that names the caller's
+    argument ``what`` (e.g. ``test``: ``test='…'`` in Python, ``--test '…'`` on the command
+    line) when given."""
     paths = resolve_input(os.fspath(spec))
     if len(paths) != 1 or str(paths[0]) == "-":
-        prefix = f"{what} " if what else ""
-        raise ResourceError(f"{prefix}{os.fspath(spec)!r} must name one CoNLL-U file")
+        given = repr(os.fspath(spec))
+        raise ParameterError(f"{arg(what, given) if what else given} must name one CoNLL-U file")
     return paths[0]

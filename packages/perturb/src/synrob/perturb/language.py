@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ParameterError
+from .errors import ParameterError, arg
 
 __all__ = [
     "DEFAULT_LANGUAGE",
@@ -68,7 +68,7 @@ def check_code(code: str) -> str:
     low = code.strip().lower()
     if not _CODE.match(low):
         raise LanguageError(
-            f"--lang {code!r} is not a language code: give the ISO 639 code UD uses "
+            f"{arg('lang', repr(code))} is not a language code: give the ISO 639 code UD uses "
             "(2 or 3 letters, e.g. en, tr, de, qtd)"
         )
     return low

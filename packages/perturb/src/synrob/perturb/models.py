@@ -28,7 +28,7 @@ import os
 import shutil
 import socket
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 
 from .atomic import publish
 from .data import cache_dir
-from .errors import ResourceError
+from .errors import MissingFileError, ResourceError, UnknownComponentError, close_names
 
 __all__ = [
     "ModelAlias",
@@ -46,6 +46,8 @@ __all__ = [
     "LoadError",
     "package_dirs",
     "is_model_path",
+    "hub_cached",
+    "refuse_near_miss",
     "resolve_model",
     "first_line",
     "model_error",
@@ -161,8 +163,42 @@ def resolve_model(spec: str, *, revision: str | None = None,
     if path.exists() or spec.endswith(".gguf"):
         raise ResourceError(f"model path {spec}: not a model directory or .gguf file")
     if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
-        raise ResourceError(f"model {spec!r}: no such directory")
+        raise MissingFileError(f"model {spec!r}: no such directory")
+    refuse_near_miss(spec, aliases, "model")
     return ModelSource(spec, spec, is_local=False, revision=revision)
+
+
+def _hub_cache_dirs() -> list[Path]:
+    """Where the Hugging Face hub keeps its downloads (its own environment variables)."""
+    given = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if given:
+        return [Path(given).expanduser()]
+    home = os.environ.get("HF_HOME")
+    if home:
+        return [Path(home).expanduser() / "hub"]
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return [(Path(xdg) if xdg else Path.home() / ".cache") / "huggingface" / "hub"]
+
+
+def hub_cached(repo_id: str) -> bool:
+    """Whether the local Hugging Face cache holds hub model ``repo_id`` (no import, no
+    network)."""
+    folder = "models--" + repo_id.replace("/", "--")
+    return any((d / folder).is_dir() for d in _hub_cache_dirs())
+
+
+def refuse_near_miss(spec: str, known: Iterable[str], what: str) -> None:
+    """Refuse at once, before any download, a typo of a known name: a bare name (no owner,
+    no ``/``) close to one of ``known`` (``minlm`` for ``minilm``) that the local Hugging Face
+    cache does not hold is an :class:`UnknownComponentError` naming the close ones. A hub id
+    with its owner (``org/name``) and a bare one far from every known name (``gpt2``,
+    ``bert-base-uncased``) go on to the hub."""
+    known = sorted(known)
+    close = [] if "/" in spec else close_names(spec, known)
+    if close and not hub_cached(spec):
+        raise UnknownComponentError(
+            f"unknown {what} {spec!r} (did you mean {' or '.join(map(repr, close))}?): not one "
+            f"of {', '.join(known)}, a local path or a model in the Hugging Face cache")
 
 
 def _alias_source(spec: str, alias: ModelAlias) -> ModelSource:

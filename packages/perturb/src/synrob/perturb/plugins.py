@@ -42,7 +42,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError, SynrobWarning, UnknownComponentError
+from .errors import PluginError, SynrobWarning, UnknownComponentError, did_you_mean
 
 __all__ = [
     "BUILTIN_COMPONENTS",
@@ -160,7 +160,9 @@ class Registry:
             return self._components[kind][name].cls
         except KeyError:
             known = ", ".join(self.names(kind)) or "(none)"
-            raise UnknownComponentError(f"unknown {kind} {name!r}; available: {known}") from None
+            hint = did_you_mean(name, self.names(kind))
+            raise UnknownComponentError(f"unknown {kind} {name!r}{hint}; available: {known}"
+                                        ) from None
 
     def info(self, kind: str, name: str) -> Component:
         self.get(kind, name)

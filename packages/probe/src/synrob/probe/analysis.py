@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from synrob.perturb.errors import ParameterError
+from synrob.perturb.errors import ParameterError, arg
 
 from . import stats as st
 from .mdl import check_mdl, online_codelengths
@@ -67,10 +67,10 @@ def check_options(opts: AnalysisOptions, task: Task, loading: bool) -> None:
     if opts.mdl:
         check_mdl(task)
     if loading and (opts.control or opts.mdl or opts.seeds):
-        raise ParameterError("--control, --mdl and --seeds train probes; they cannot be used "
-                             "with --load")
+        raise ParameterError(f"{arg('control')}, {arg('mdl')} and {arg('seeds')} train "
+                             f"probes; they cannot be used with {arg('load')}")
     if opts.bootstrap < 0:
-        raise ParameterError(f"--bootstrap must be >= 0, not {opts.bootstrap}")
+        raise ParameterError(f"{arg('bootstrap')} must be >= 0, not {opts.bootstrap}")
 
 
 def _mean_metrics(dicts: Sequence[dict[str, float]], with_seeds: bool) -> dict[str, Any]:

@@ -377,7 +377,7 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
     setup = es.build_erase_setup(reg, es.erase_names(saved, encoder, layer, task), params,
                                  saved, control, seed)
     es.check_fit_params(setup, fit)
-    paths = {k: str(resolve_one(v, f"--{k}")) for k, v in (("train", train), ("dev", dev),
+    paths = {k: str(resolve_one(v, k)) for k, v in (("train", train), ("dev", dev),
                                                             ("test", test))}
     language = infer_language([paths["test"]], lang)
     if saved is not None:

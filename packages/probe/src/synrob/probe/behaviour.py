@@ -147,14 +147,14 @@ def score_chunked(lm: Any, pairs: Sequence[SentencePair], *, batch_size: int = 3
 def check_score_options(bootstrap: int, batch_size: int, limit: int | None) -> None:
     """``synrob score``'s numeric options (the API's keywords of the same names) are in range,
     or a :class:`~synrob.perturb.errors.ParameterError` naming the first that is not."""
-    from synrob.perturb.errors import ParameterError
+    from synrob.perturb.errors import ParameterError, arg
 
     if bootstrap < 0:
-        raise ParameterError(f"--bootstrap must be 0 or more, not {bootstrap}")
+        raise ParameterError(f"{arg('bootstrap')} must be 0 or more, not {bootstrap}")
     if batch_size < 1:
-        raise ParameterError(f"--batch-size must be at least 1, not {batch_size}")
+        raise ParameterError(f"{arg('batch_size')} must be at least 1, not {batch_size}")
     if limit is not None and limit < 1:
-        raise ParameterError(f"--limit must be at least 1, not {limit}")
+        raise ParameterError(f"{arg('limit')} must be at least 1, not {limit}")
 
 
 def preference_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed: int = 0

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from synrob.perturb.device import resolve_device
-from synrob.perturb.errors import ParameterError
+from synrob.perturb.errors import ParameterError, arg
 
 from .probes.base import Probe
 from .tasks.base import GoldCorpus, Task
@@ -61,7 +61,7 @@ def block_ends(n: int, fractions: tuple[float, ...] = FRACTIONS) -> list[int]:
 def check_mdl(task: Task) -> None:
     """:class:`ParameterError` unless ``task`` is a classification task."""
     if task.kind not in MDL_KINDS:
-        raise ParameterError(f"--mdl needs a classification task (pos, root, tree-depth), "
+        raise ParameterError(f"{arg('mdl')} needs a classification task (pos, root, tree-depth), "
                              f"not {task.name!r}")
 
 

@@ -88,7 +88,7 @@ def probe_names(saved: SavedSetup | None, encoder: str | None, layer: str | None
            probe_name: str | None) -> tuple[str, str, str, str | None]:
     """Encoder, layer, task and probe names: what is not given is taken from a saved probe's
     ``probe.json``; the encoder and the layer are required, the task defaults to distance."""
-    from synrob.perturb.errors import SynrobError
+    from synrob.perturb.errors import LayerError, SynrobError, arg
 
     if saved is not None:  # what is not given is taken from probe.json; the rest must agree
         encoder = encoder or saved.meta.get("encoder")
@@ -97,9 +97,9 @@ def probe_names(saved: SavedSetup | None, encoder: str | None, layer: str | None
         if layer is None:
             layer = "all" if saved.many else str(saved.layers[0])
     if encoder is None:
-        raise SynrobError("--encoder is required (or --load a saved probe)")
+        raise SynrobError(f"{arg('encoder')} is required (or {arg('load')} a saved probe)")
     if layer is None:
-        raise SynrobError("--layer is required: a layer number or 'all'")
+        raise LayerError(f"{arg('layer')} is required: a layer number or 'all'")
     return encoder, layer, task or "distance", probe_name
 
 
@@ -129,13 +129,14 @@ def build_setup(reg: Any, encoder: str, task: str, probe_name: str | None,
 
 def layer_list(layer: str, saved: SavedSetup | None) -> list[int] | None:
     """``--layer`` as a list; None for ``all`` without a saved probe (every encoded layer)."""
-    from synrob.perturb.errors import SynrobError
+    from synrob.perturb.errors import LayerError, arg
 
     if layer != "all":
         try:
             return [int(layer)]
         except ValueError:
-            raise SynrobError(f"--layer must be a number or 'all', not {layer!r}") from None
+            raise LayerError(f"{arg('layer')} must be a number or 'all', not {layer!r}"
+                             ) from None
     return saved.layers if saved is not None else None
 
 
@@ -158,24 +159,24 @@ def data_paths(test: list[str], train: str | None, dev: str | None
     """The test, train and dev files, each one CoNLL-U file."""
     from synrob.perturb.data import resolve_one
 
-    tests = [str(resolve_one(t, "--test")) for t in test]
-    train_p = str(resolve_one(train, "--train")) if train else None
-    dev_p = str(resolve_one(dev, "--dev")) if dev else None
+    tests = [str(resolve_one(t, "test")) for t in test]
+    train_p = str(resolve_one(train, "train")) if train else None
+    dev_p = str(resolve_one(dev, "dev")) if dev else None
     return tests, train_p, dev_p
 
 
 
 def seed_list(seeds: str | None) -> list[int]:
-    from synrob.perturb.errors import ParameterError
+    from synrob.perturb.errors import ParameterError, arg
 
     if not seeds:
         return []
     try:
         out = [int(x) for x in seeds.split(",") if x.strip()]
     except ValueError:
-        raise ParameterError(f"--seeds must be comma-separated integers, not {seeds!r}") from None
+        raise ParameterError(f"{arg('seeds')} must be comma-separated integers, not {seeds!r}") from None
     if len(set(out)) != len(out) or not out:
-        raise ParameterError(f"--seeds must list distinct integers, not {seeds!r}")
+        raise ParameterError(f"{arg('seeds')} must list distinct integers, not {seeds!r}")
     return out
 
 

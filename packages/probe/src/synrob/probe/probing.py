@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 from synrob.perturb.device import resolve_device
-from synrob.perturb.errors import ParameterError, ResourceError, SynrobError
+from synrob.perturb.errors import (
+    LayerError,
+    MissingFileError,
+    ParameterError,
+    ResourceError,
+    SynrobError,
+    arg,
+)
 
 from . import normalize
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
@@ -128,7 +135,7 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
         only those are read and converted)."""
         rep = representation(path)
         if layer not in rep.layers:
-            raise SynrobError(f"encoder {encoder!r} has no layer {layer}; layers: {rep.layers}")
+            raise LayerError(f"encoder {encoder!r} has no layer {layer}; layers: {rep.layers}")
         matrix, offsets = rep.layer_matrix(layer)
         if sentences is not None and sentences < len(offsets) - 1:
             offsets = offsets[: sentences + 1]
@@ -319,7 +326,8 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     dev_gold = load_gold(dev) if dev else None
     if load is None:
         if train_gold is None or dev_gold is None:
-            raise SynrobError("training a probe needs --train and --dev (or --load a saved one)")
+            raise SynrobError(f"training a probe needs {arg('train')} and {arg('dev')} (or "
+                              f"{arg('load')} a saved one)")
         task.fit(train_gold)
         resolve_probe_precision(probe, resolve_device(device), encoder)  # auto -> what it is
     results: list[LayerResult] = []
@@ -501,7 +509,7 @@ def read_saved(directory: str | Path) -> SavedSetup:
     files = [d / "probe.json"] if (d / "probe.json").is_file() else sorted(
         d.glob("layer-*/probe.json"))
     if not files:
-        raise ResourceError(f"{d}: not a saved probe (no probe.json)")
+        raise MissingFileError(f"{d}: not a saved probe (no probe.json)")
     metas: dict[int, dict[str, Any]] = {}
     for f in files:
         try:

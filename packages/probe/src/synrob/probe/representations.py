@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synrob.perturb.errors import ParameterError, SynrobError
+from synrob.perturb.errors import LayerError, ParameterError, SynrobError
 
 from . import cache as _cache
 from .encoders.base import Encoder, resolve_layers
@@ -108,7 +108,7 @@ class RepresentationSet:
 
     def _check(self, layer: int) -> None:
         if layer not in self.layers:
-            raise ParameterError(f"layer {layer} is not in this set (layers {self.layers})")
+            raise LayerError(f"layer {layer} is not in this set (layers {self.layers})")
 
     def layer_matrix(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """((n_words, dim) read-only memmap, (n_sentences + 1,) int64 offsets)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synrob.perturb.errors import ResourceError
+from synrob.perturb.errors import MissingFileError, ResourceError
 from synrob.perturb.table import ResultTable
 
 __all__ = ["ExperimentResults", "load_results"]
@@ -86,7 +86,7 @@ def load_results(path: str | os.PathLike[str]) -> ExperimentResults:
     try:
         meta = json.loads(target.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ResourceError(f"{path}: no results.json (not a finished synrob run -o DIR)") from None
+        raise MissingFileError(f"{path}: no results.json (not a finished synrob run -o DIR)") from None
     except (OSError, ValueError) as exc:
         raise ResourceError(f"{target}: not readable as results.json: {exc}") from None
     if not isinstance(meta, dict) or "experiment" not in meta or "rows" not in meta:

@@ -103,14 +103,14 @@ def metrics(
     Text files hold one sentence per line. A CoNLL-U file written by synrob perturb is
     aligned to ORIGINAL by its synrob.source comments, other files by position.
     """
-    from synrob.perturb.errors import ResourceError
+    from synrob.perturb.errors import MissingFileError
     from synrob.perturb.metrics import chrf2, compression_rates, levenshtein, words_changed
 
     from ..output import emit_json
 
     for path in (original, perturbed):
         if not path.is_file():
-            raise ResourceError(f"{path}: no such file")
+            raise MissingFileError(f"{path}: no such file")
     totals = dict.fromkeys(_COLUMNS, 0.0)
     n = 0
     if not as_json:

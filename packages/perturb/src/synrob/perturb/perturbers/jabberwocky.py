@@ -23,7 +23,7 @@ from typing import Any
 
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
-from ..errors import ParameterError
+from ..errors import ParameterError, param
 from ..generic_pseudowords import sibling_splits
 from ..hunspell import HunspellWarning, HunspellWords, find_dictionary, missing_dictionary_message
 from ..morphology import Form, inflect, match_case
@@ -118,7 +118,8 @@ class Jabberwocky(Perturber):
         if self.lang != "en" and not self.options["reference"]:
             raise ParameterError(
                 f"perturber 'jabberwocky' for {self.lang} learns from treebanks: give "
-                "-p reference=FILES (synrob perturb sets it to its input files)")
+                f"{param('reference=FILES')} (synrob perturb and perturb() set it to their "
+                "input files)")
         self._pools: dict[str, tuple[str, ...]] = {}
         self._generic: GenericJabberwocky | None = None
         self._siblings: tuple[Path, ...] | None = None

@@ -27,7 +27,7 @@ from typing import Any
 from .. import tree as _tree
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence, Word, _set_space_after
-from ..errors import ConlluError, ParameterError
+from ..errors import ConlluError, ParameterError, param
 from ..feats import feats_value
 from ..morphology import match_case
 from ..params import Param
@@ -227,7 +227,7 @@ class Somo(Perturber):
             if not ref:
                 raise ParameterError(
                     "perturber 'somo' needs a reference corpus for its bigram counts: "
-                    "-p reference=FILE.conllu[,FILE...]"
+                    f"{param('reference=FILE.conllu[,FILE...]')}"
                 )
             self.table = _table_for(ref)
         self._ready = True

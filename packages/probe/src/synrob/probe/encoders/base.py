@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from synrob.perturb.errors import ParameterError
+from synrob.perturb.errors import LayerError
 from synrob.perturb.params import Param, describe_component, parse_params
 
 __all__ = [
@@ -171,7 +171,7 @@ def resolve_layers(spec: Sequence[int] | str | int, num_layers: int) -> list[int
         try:
             items = [int(x) for x in text.split(",") if x.strip()]
         except ValueError:
-            raise ParameterError(
+            raise LayerError(
                 f"layers must be 'all' or comma-separated integers, got {spec!r}"
             ) from None
     elif isinstance(spec, int):
@@ -179,12 +179,12 @@ def resolve_layers(spec: Sequence[int] | str | int, num_layers: int) -> list[int
     else:
         items = [int(x) for x in spec]
     if not items:
-        raise ParameterError("no layer requested")
+        raise LayerError("no layer requested")
     out = set()
     for i in items:
         j = i + num_layers if i < 0 else i
         if not 0 <= j < num_layers:
-            raise ParameterError(
+            raise LayerError(
                 f"layer {i} out of range: this encoder has layers 0..{num_layers - 1}"
             )
         out.add(j)

@@ -8,7 +8,9 @@ A spec (the value of ``--encoder``) is tried, in order, as:
 3. an existing path: a model directory (``config.json``) or ``.gguf`` file -> ``transformer``;
    anything else (vector file, kumo directory) -> ``static``;
 4. otherwise a Hugging Face hub name -> ``transformer`` (loaded from the local HF cache, or
-   downloaded when the hub is reachable).
+   downloaded when the hub is reachable); a bare name close to an alias or an encoder name
+   (``minlm``) that the local cache does not hold is refused at once, with the close names
+   (:func:`~synrob.perturb.models.refuse_near_miss`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from synrob.perturb.models import is_model_path
+from synrob.perturb.models import is_model_path, refuse_near_miss
 from synrob.perturb.plugins import get_registry
 
 from .aliases import ALIASES, alias_params
@@ -33,13 +35,15 @@ def spec_target(spec: str, params: Mapping[str, Any] | None = None
     if spec in ALIASES:
         name, base = alias_params(spec)
         return name, {**base, **given}
-    if spec in get_registry().names("encoder"):
+    registered = get_registry().names("encoder")
+    if spec in registered:
         return spec, given
     p = Path(spec).expanduser()
     if p.exists():
         if is_model_path(p):
             return "transformer", {"model": spec, **given}
         return "static", {"path": spec, **given}
+    refuse_near_miss(spec, [*ALIASES, *registered], "encoder")  # a typo: no hub attempt
     return "transformer", {"model": spec, **given}
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synrob.perturb.errors import ResourceError
+from synrob.perturb.errors import MissingFileError, ResourceError, param
 from synrob.perturb.params import Param
 
 from .base import EncodedBatch, Encoder, file_fingerprint, word_offsets
@@ -71,7 +71,7 @@ def load_keyed_vectors(path: Path, fmt: str = "auto", *, allow_pickle: bool = Fa
         raise ResourceError(
             f"{path}: gensim .kv/.model files are Python pickles, which can run code when "
             "loaded; save the vectors in word2vec format (kv.save_word2vec_format), or pass "
-            "-p allow_pickle=true for a file you made yourself"
+            f"{param('allow_pickle=true')} for a file you made yourself"
         )
     try:
         if fmt == "kumo":
@@ -123,10 +123,10 @@ class StaticEncoder(Encoder):
         super().__init__(**params)
         raw = self.options["path"]
         if not raw:
-            raise ResourceError("static encoder: pass the vector file with -p path=FILE")
+            raise ResourceError(f"static encoder: pass the vector file with {param('path=FILE')}")
         self.path = Path(raw).expanduser()
         if not self.path.exists():
-            raise ResourceError(f"static encoder: {self.path}: no such file or directory")
+            raise MissingFileError(f"static encoder: {self.path}: no such file or directory")
         self.kv: Any = None
 
     @property

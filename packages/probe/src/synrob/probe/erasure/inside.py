@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synrob.perturb.errors import ParameterError
+from synrob.perturb.errors import ParameterError, arg
 
 from ..behaviour import PairScore, preference_summary
 from ..stats import (
@@ -84,7 +84,7 @@ def check_lm_eraser(eraser: Eraser, where: str | Path, *, lm_spec: str, lm: Any,
         raise ParameterError(f"eraser in {where} was fitted on {saved}, not {given}")
 
     if lm.kind != "causal":
-        raise ParameterError(f"--erase needs a causal LM; {lm_spec!r} is a {lm.kind} LM")
+        raise ParameterError(f"{arg('erase')} needs a causal LM; {lm_spec!r} is a {lm.kind} LM")
     if kind is not None and eraser.kind != kind:
         raise ParameterError(f"eraser in {where} is a {eraser.kind} eraser, not a {kind} one")
     saved = meta.get("encoder_identity")
@@ -97,7 +97,7 @@ def check_lm_eraser(eraser: Eraser, where: str | Path, *, lm_spec: str, lm: Any,
     saved_layer = meta.get("layer")
     if layer is None:
         if saved_layer is None:
-            raise ParameterError(f"eraser in {where} records no layer: pass --layer")
+            raise ParameterError(f"eraser in {where} records no layer: pass {arg('layer')}")
         layer = int(saved_layer)
     elif saved_layer is not None and int(saved_layer) != layer:
         fail(f"layer {saved_layer}", f"layer {layer}")

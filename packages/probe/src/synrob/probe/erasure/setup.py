@@ -38,15 +38,15 @@ class EraseSetup:
 def erase_names(saved: Eraser | None, encoder: str | None, layer: int | None, task: str | None
            ) -> tuple[str, int, str]:
     """Encoder, layer and task: given, else the loaded eraser's; required without --load."""
-    from synrob.perturb.errors import SynrobError
+    from synrob.perturb.errors import SynrobError, arg
 
     meta = saved.meta if saved is not None else {}
     encoder = encoder or meta.get("encoder")
     layer = layer if layer is not None else meta.get("layer")
     task = task or meta.get("task")
-    for value, what in ((encoder, "--encoder"), (layer, "--layer"), (task, "--task")):
+    for value, what in ((encoder, "encoder"), (layer, "layer"), (task, "task")):
         if value is None:
-            raise SynrobError(f"{what} is required (or --load a saved eraser)")
+            raise SynrobError(f"{arg(what)} is required (or {arg('load')} a saved eraser)")
     return str(encoder), int(layer), str(task)  # type: ignore[arg-type]
 
 
@@ -86,13 +86,14 @@ LBFGS_PROBE_PARAMS = ("normalize",)
 def check_fit_params(setup: EraseSetup, fit: str) -> None:
     """``--fit lbfgs`` uses the probe's ``normalize`` only: a given Adam setting (``-p lr=``,
     ``epochs``, ...) is one :class:`ParameterError` line instead of being recorded unused."""
-    from synrob.perturb.errors import ParameterError
+    from synrob.perturb.errors import ParameterError, arg
 
     unused = sorted(k for k in setup.given_probe_params if k not in LBFGS_PROBE_PARAMS)
     if fit == "lbfgs" and unused:
         raise ParameterError(f"probe parameter{'s' if len(unused) > 1 else ''} "
                              f"{', '.join(unused)} appl{'y' if len(unused) > 1 else 'ies'} to "
-                             "--fit adam only; --fit lbfgs uses the probe's normalize")
+                             f"{arg('fit', 'adam')} only; {arg('fit', 'lbfgs')} uses the "
+                             "probe's normalize")
 
 
 def probe_settings(setup: EraseSetup, fit: str) -> dict[str, Any]:

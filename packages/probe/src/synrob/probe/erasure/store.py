@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from synrob.perturb.atomic import atomic_path
-from synrob.perturb.errors import ParameterError, ResourceError
+from synrob.perturb.errors import MissingFileError, ParameterError, ResourceError
 
 from .eraser import KINDS, Eraser
 
@@ -55,7 +55,7 @@ def load_eraser(path: str | Path) -> Eraser:
 
     p = Path(path)
     if not p.is_file():
-        raise ResourceError(f"{p}: no such eraser file")
+        raise MissingFileError(f"{p}: no such eraser file")
     try:
         with safe_open(str(p), framework="pt") as fh:
             header = fh.metadata() or {}

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from synrob.perturb.errors import ParameterError, ResourceError
+from synrob.perturb.errors import ParameterError, ResourceError, arg
 
 from ..threads import torch_threads
 from .base import Context, Experiment, Row, RunSpec, run_threads
@@ -104,7 +104,7 @@ def execute_runs(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ct
 def check_workers(workers: int) -> None:
     """Refuse fewer than one worker (before any work: the runner checks it first)."""
     if workers < 1:
-        raise ParameterError(f"--workers must be at least 1, got {workers}")
+        raise ParameterError(f"{arg('workers')} must be at least 1, got {workers}")
 
 
 def _local(experiment: Experiment, todo: Sequence[tuple[str, RunSpec]], ctx: Context,

@@ -101,7 +101,7 @@ def _write_json(path: Path, obj: Any) -> None:
 
 def _check_outdir(outdir: Path, experiment: Experiment) -> None:
     if outdir.exists() and not outdir.is_dir():  # e.g. -o onto an input file: left alone
-        raise ParameterError(f"{outdir}: not a directory (--out takes a directory)")
+        raise ParameterError(f"{outdir}: not a directory ({arg('out')} takes a directory)")
     meta = outdir / "experiment.json"
     if meta.exists():
         try:
@@ -110,7 +110,7 @@ def _check_outdir(outdir: Path, experiment: Experiment) -> None:
             name = None
         if name != experiment.name:
             raise ParameterError(f"{outdir} holds results of experiment {name!r}, not "
-                                 f"{experiment.name!r}; choose another --out")
+                                 f"{experiment.name!r}; choose another {arg('out')}")
 
 
 def _check_unique(experiment: Experiment, ids: list[str], specs: list[RunSpec]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from synrob.perturb.atomic import write_text_atomic
-from synrob.perturb.errors import ParameterError
+from synrob.perturb.errors import LayerError, ParameterError
 
 from ..carrier import carrier_blocks
 
@@ -90,7 +90,7 @@ def parse_layer_spec(spec: str | Sequence[Any], encoders: Sequence[str],
                 try:
                     k = int(item)
                 except ValueError:
-                    raise ParameterError(f"layers: {item!r} is not a layer number or 'all'"
+                    raise LayerError(f"layers: {item!r} is not a layer number or 'all'"
                                          ) from None
                 j = k + n if k < 0 else k
                 if not 0 <= j < n:
