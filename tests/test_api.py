@@ -15,7 +15,8 @@ PERTURB_API = ["__version__", "read_conllu", "write_conllu", "list_perturbers", 
                "levenshtein", "compression_rates", "SynrobError", "ResultTable"]
 PROBE_API = ["__version__", "encode", "probe", "erase", "EraseResult", "score_pairs", "run_experiment",
              "list_experiments", "make_experiment", "ProbeResult", "ScoreResult", "load_results",
-             "ExperimentResults", "compare", "Comparison", "write_comparison"]
+             "ExperimentResults", "compare", "Comparison", "write_comparison", "Progress",
+             "ProgressOption", "StageCallback", "RunCallback"]
 
 
 def test_exported_names_are_pinned() -> None:

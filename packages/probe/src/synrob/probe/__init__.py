@@ -21,6 +21,8 @@ _EXPORTS = {
     "list_experiments": "api", "make_experiment": "api", "ProbeResult": "api", "ScoreResult": "api",
     "load_results": "results", "ExperimentResults": "results",
     "compare": "comparison", "Comparison": "comparison", "write_comparison": "comparison",
+    "Progress": "progress", "ProgressOption": "progress", "StageCallback": "progress",
+    "RunCallback": "progress",
 }
 
 __all__ = ["__version__", *_EXPORTS]

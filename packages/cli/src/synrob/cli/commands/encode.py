@@ -34,7 +34,7 @@ def encode(
     from synrob.perturb.params import parse_assignments
     from synrob.probe.representations import LoadedEncoders, encode_corpus
 
-    from ..output import emit_json, info
+    from ..output import emit_json, info, progress
 
     device = check_device(device)  # a missing or invalid device fails before any work
     params = parse_assignments(param or [])
@@ -47,7 +47,8 @@ def encode(
 
             info(f"synrob: encoding {path} with {encoder}")
             rs = encode_corpus(encoder, path, layers=layers, pooling=pooling, device=device,
-                               dtype=dtype, params=params, encoders=held)
+                               dtype=dtype, params=params, encoders=held,
+                               progress=progress)
             emit_json({
                 "encoder": encoder,
                 "layers": rs.layers,

@@ -184,13 +184,16 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
     from synrob.perturb.errors import ParameterError
     from synrob.probe.api import probe as run_probe
 
+    from ..output import progress
+
     if plot is not None and not _every_layer(layer, load):
         raise ParameterError("--plot draws the layer curve: it needs --layer all")
     result = run_probe(test, encoder=encoder, layer=layer, task=task, train=train, dev=dev,
                        probe=probe_name, params=param or [], seed=seed, seeds=seeds,
                        device=device, control=control, mdl=mdl, bootstrap=bootstrap,
                        baselines=baselines, save=save, load=load, fuse=fuse, lang=lang,
-                       keep_predictions=predictions is not None, on_layer=_layer_reporter)
+                       keep_predictions=predictions is not None, on_layer=_layer_reporter,
+                       progress=progress)
     _emit(result, predictions, as_json)
     if plot is not None:
         _plot(result.run, plot)

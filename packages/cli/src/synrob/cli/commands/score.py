@@ -159,12 +159,11 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
         return
     from synrob.probe.api import score_pairs
 
-    from ..output import progress_callback
+    from ..output import progress
 
-    with progress_callback("scoring pairs") as on_progress:
-        result = score_pairs(original, perturbed, lm=lm, bootstrap=bootstrap, seed=seed,
-                             device=device, batch_size=batch_size, limit=limit, dtype=dtype,
-                             chunk=_CHUNK, progress=on_progress, params=param or [])
+    result = score_pairs(original, perturbed, lm=lm, bootstrap=bootstrap, seed=seed,
+                         device=device, batch_size=batch_size, limit=limit, dtype=dtype,
+                         chunk=_CHUNK, progress=progress, params=param or [])
     summary = result.summary
     if not as_json:
         _print_summary(summary)

@@ -47,7 +47,7 @@ epoch (the weights kept).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,7 @@ from synrob.perturb.errors import ParameterError, SynrobError
 from ..normalize import AFFINE, fit_norm
 from ..probes.base import Probe
 from ..probing import FeatureSource, check_alignment, predict_probe, train_probe
+from ..progress import Progress
 from ..stats import SentenceStats, one_sided_p, percentile_interval, resample_indices
 from ..tasks.base import EXCLUDED, GoldCorpus, Task, load_gold
 from ..training import Features
@@ -302,8 +303,7 @@ def run_amnesic(*, task: Task, probe: Probe, features: FeatureSource, layer: int
                 dev: str, test: str, also: Mapping[str, Task] | None = None, seed: int = 0,
                 device: str = "cpu", eraser: Eraser | None = None,
                 meta: dict[str, Any] | None = None, fit: str = "lbfgs",
-                progress: Callable[[Iterable[str], str, int], Iterable[str]] | None = None
-                ) -> AmnesicRun:
+                progress: Progress | None = None) -> AmnesicRun:
     """Amnesic probing of ``task`` at ``layer`` (see the module docstring).
 
     ``also`` maps a name (reported as given) to each other task. ``task`` and every ``also``
