@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from synrob.perturb.table import ResultTable
 
 from .comparison import Comparison, compare
+from .progress import Counter, ProgressOption, RunCallback, StageCallback, resolve_progress
 from .results import ExperimentResults, load_results
 
 if TYPE_CHECKING:
@@ -33,18 +34,20 @@ Params = Mapping[str, Any] | Sequence[str]
 
 
 def encode(corpus: str | os.PathLike[str], encoder: str, *, layers: Sequence[int] | str = "all",
-           device: str = "auto", params: Mapping[str, Any] | None = None
-           ) -> RepresentationSet:
+           device: str = "auto", params: Mapping[str, Any] | None = None,
+           progress: ProgressOption = True) -> RepresentationSet:
     """Word vectors of every sentence of ``corpus`` (one CoNLL-U file or spec) from ``encoder``
     (an alias such as ``minilm``/``smollm2``, a Hugging Face name or a path), through the
-    representation cache: ``.layer_matrix(l)`` gives ``((n_words, dim), offsets)``."""
+    representation cache: ``.layer_matrix(l)`` gives ``((n_words, dim), offsets)``.
+    ``progress`` (:mod:`synrob.probe.progress`) shows the encoding of a corpus not yet cached."""
     from synrob.perturb.data import resolve_one
     from synrob.perturb.device import check_device
 
     from .representations import encode_corpus
 
     return encode_corpus(encoder, resolve_one(corpus, "corpus"), layers=layers,
-                         device=check_device(device), params=params)
+                         device=check_device(device), params=params,
+                         progress=resolve_progress(progress))
 
 
 # ------------------------------------------------------------------ probing
@@ -134,11 +137,14 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
           baselines: bool = True, save: str | os.PathLike[str] | None = None,
           load: str | os.PathLike[str] | None = None, fuse: bool | None = None,
           lang: str | None = None, keep_predictions: bool = False,
-          on_layer: Callable[[LayerResult, Task], None] | None = None) -> ProbeResult:
+          on_layer: Callable[[LayerResult, Task], None] | None = None,
+          progress: ProgressOption = True) -> ProbeResult:
     """Train a probe on ``layer`` (a number or ``"all"``) of ``encoder`` and score the test
     files (specs such as ``sample:en_ewt:test``, ``ud:en_ewt:test`` or paths) and baselines,
     exactly as ``synrob probe`` does with the same options; ``params`` are its ``-p`` values
-    (``{"feature": "Number"}`` or ``["feature=Number"]``)."""
+    (``{"feature": "Number"}`` or ``["feature=Number"]``). ``on_layer(result, task)`` is
+    called as each layer's probe is scored; ``progress`` (:mod:`synrob.probe.progress`) shows
+    the files encoded and the layers probed (for each seed, and for the control task)."""
     from synrob.perturb.device import check_device
     from synrob.perturb.language import infer_language
     from synrob.perturb.plugins import get_registry
@@ -162,17 +168,19 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
     if saved is not None:
         check_saved_setup(saved, setup, layers)  # type: ignore[arg-type]
     features = encoder_features(names[0], params=setup.enc_params or None, device=device,
-                                layers="all" if layers is None else layers)
+                                layers="all" if layers is None else layers, progress=bar)
     tests, train_p, dev_p = data_paths([test] if isinstance(test, str) else list(test),
                                        train, dev)
     language = infer_language(tests[:1], lang)
     if layers is None:
         layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
     kw = dict(encoder=names[0], task=setup.task, probe=setup.probe, layers=layers, tests=tests,
+    bar = resolve_progress(progress)
               features=features, train=train_p, dev=dev_p, seed=seed, device=device,
               save=save, load=load, keep_predictions=keep_predictions, baselines=baselines,
               encoder_params=setup.enc_params, encoder_identity=setup.identity, fuse=fuse,
-              on_layer=(lambda r: on_layer(r, setup.task)) if on_layer else None)
+              on_layer=(lambda r: on_layer(r, setup.task)) if on_layer else None,
+              progress=bar)
     seed_ints = seed_list(seeds) if isinstance(seeds, str) else list(seeds or [])
     opts = AnalysisOptions(control, mdl, bootstrap, seed_ints)
     run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
@@ -202,12 +210,13 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
                 lm: str = "smollm2", bootstrap: int = 1000, seed: int = 0,
                 device: str = "auto", batch_size: int = 32, limit: int | None = None,
                 dtype: str = "auto", chunk: int = 64,
-                progress: Callable[[int, int], None] | None = None,
+                progress: ProgressOption = True,
                 params: Params = ()) -> ScoreResult:
     """Does ``lm`` prefer the original? Score aligned original/perturbed CoNLL-U pairs (as
     ``synrob score``): pairs aligned by ``# synrob.source`` (else position), unchanged pairs
     skipped and counted, a bootstrap over source sentences for the accuracy's interval.
-    ``progress(done, total)`` is called after each ``chunk`` pairs. ``params`` (dict, or
+    ``progress`` (:mod:`synrob.probe.progress`) shows the pairs scored, ``chunk`` at a
+    time. ``params`` (dict, or
     ``key=value`` strings; ``synrob score -p``) place the LM: ``device_map``, ``max_memory``,
     ``offload``, ``quantization``, ``quantization_unchecked``
     (:mod:`synrob.perturb.placement`); the summary records them."""
@@ -227,7 +236,11 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
                                    str(resolve_one(perturbed, "perturbed")))
     kept, skipped = bh.split_unchanged(pairs[:limit] if limit is not None else pairs)
     loaded = load_lm(lm, device=device, dtype=dtype, placement=placement)
-    scores = bh.score_chunked(loaded, kept, batch_size=batch_size, chunk=chunk, progress=progress)
+    counter = Counter(resolve_progress(progress), f"scoring {len(kept)} pairs ({lm})",
+                      len(kept))
+    scores = bh.score_chunked(loaded, kept, batch_size=batch_size, chunk=chunk,
+                              progress=counter.advance_to)
+    counter.close()
     summary = {**bh.preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
                "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
                "bootstrap": bootstrap, "seed": seed, **_placement_record(placement)}
@@ -280,13 +293,14 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
                    preset: str | None = None, params: Params = (), seed: int = 0,
                    device: str = "auto", backend: str = "local", workers: int = 1,
                    address: str | None = None, force: bool = False, lang: str | None = None,
-                   progress: Callable[..., Any] | None = None,
-                   on_run: Callable[[str, Any, float], None] | None = None,
-                   on_stage: Callable[[str, float], None] | None = None
-                   ) -> ExperimentResults:
+                   progress: ProgressOption = True, on_run: RunCallback | None = None,
+                   on_stage: StageCallback | None = None) -> ExperimentResults:
     """Run experiment ``name`` into ``out`` (default ``synrob-results/NAME``) as ``synrob
     run`` does: prepare, execute the unfinished runs of the grid (resuming), write
-    results.json, report.md, plots and report.html; returns the loaded results."""
+    results.json, report.md, plots and report.html; returns the loaded results.
+    ``progress`` (:mod:`synrob.probe.progress`) shows the experiment's preparation (encoding,
+    perturbing) and its runs; ``on_run(run_id, spec, seconds)`` is called as each run is saved,
+    ``on_stage(stage, seconds)`` as each stage ends."""
     from synrob.perturb.device import check_device
 
     from .experiments.runner import run_experiment as _run
@@ -295,8 +309,9 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
     outdir = Path(out) if out is not None else Path("synrob-results") / name
     device = check_device(device)  # fails before any work
     result = _run(experiment, outdir, seed=seed, device=device, backend=backend,
-                  workers=workers, address=address, force=force, progress=progress,
-                  on_run=on_run, lang=lang, on_stage=on_stage)
+                  workers=workers, address=address, force=force,
+                  progress=resolve_progress(progress), on_run=on_run, lang=lang,
+                  on_stage=on_stage)
     loaded = load_results(outdir)
     loaded.invocation = {"executed": result.executed, "reused": result.reused,
                          "seconds": result.seconds, "stages": result.stages,
@@ -354,13 +369,14 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
           control: bool = False, also: str | None = None,
           load: str | os.PathLike[str] | None = None, fit: str = "lbfgs", seed: int = 0,
           bootstrap: int = 1000, device: str = "auto", lang: str | None = None,
-          progress: Callable[..., Any] | None = None) -> EraseResult:
+          progress: ProgressOption = True) -> EraseResult:
     """Fit LEACE on ``task``'s labels (e.g. ``feats`` with ``params={"feature": "Number"}``)
     at ``layer`` of ``encoder`` on ``train`` (or ``load`` a saved eraser), and retrain a linear
     probe on the original, LEACE-erased and randomly erased vectors (a random subspace of the
     same rank; and a random oblique projection of the same rank and mean displacement), as
     ``synrob erase`` does;
-    ``also`` names other tasks to probe before and after (``"pos,deprel"``)."""
+    ``also`` names other tasks to probe before and after (``"pos,deprel"``); ``progress``
+    (:mod:`synrob.probe.progress`) shows the encoding and the steps."""
     from synrob.perturb.data import resolve_one
     from synrob.perturb.device import check_device
     from synrob.perturb.language import infer_language
@@ -383,12 +399,13 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
     if saved is not None:
         es.check_loaded(saved, Path(load), setup, control, paths["train"])  # type: ignore[arg-type]
     features = encoder_features(setup.encoder, params=setup.enc_params or None, device=device,
-                                layers=[setup.layer])
+                                layers=[setup.layer], progress=bar)
     run = run_amnesic(task=setup.task, probe=setup.probe, features=features, layer=setup.layer,
                       also=es.also_tasks(reg, also), seed=seed, device=device, eraser=saved,
+    bar = resolve_progress(progress)
                       fit=fit, meta=es.eraser_meta(setup, control, seed, paths["train"],
                                                    language.code),
-                      progress=progress, **paths)
+                      progress=bar, **paths)
     summary = {**es.result_json(run, setup, bootstrap, seed, fit),
                "lang": {"code": language.code, "source": language.source}, **paths}
     return EraseResult(run, summary)

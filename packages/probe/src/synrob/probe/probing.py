@@ -27,6 +27,7 @@ from synrob.perturb.errors import (
 
 from . import normalize
 from .probes.base import Probe, SavedProbe, load_probe, save_probe
+from .progress import Progress
 from .stats import score
 from .tasks.base import GoldCorpus, Task, load_gold
 from .train_precision import resolve_probe_precision, table_dtype
@@ -107,7 +108,7 @@ def check_alignment(features: Features, gold: GoldCorpus) -> None:
 
 def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, device: str = "auto",
                      dtype: str = "float16", layers: str | Sequence[int] = "all",
-                     progress: Callable[..., Any] | None = None) -> FeatureSource:
+                     progress: Progress | None = None) -> FeatureSource:
     """Feature source backed by the representation cache (each file encoded once).
 
     ``layers`` other than ``"all"`` encode only those layers (with layer-only loading, only
@@ -305,7 +306,7 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
               encoder_params: dict[str, Any] | None = None,
               encoder_identity: dict[str, Any] | None = None,
               on_layer: Callable[[LayerResult], None] | None = None,
-              fuse: bool | None = None) -> ProbeRun:
+              fuse: bool | None = None, progress: Progress | None = None) -> ProbeRun:
     """Train (or load) a probe for each layer and evaluate every test file and the baselines.
 
     With ``load``, the saved probe(s) are evaluated as they are (``DIR`` holds ``probe.json`` or
@@ -318,7 +319,8 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     With ``fuse``, several layers of a probe that can (``probe.can_fuse``) train together
     (:func:`train_probes`, in groups of at most :data:`FUSE_MAX_BYTES` of vectors); each
     layer's results are those of training it alone, which ``fuse=False`` does; ``None`` (the
-    default) fuses where it is faster (:func:`fusion_pays`).
+    default) fuses where it is faster (:func:`fusion_pays`). ``progress`` shows the layers
+    (:class:`~synrob.probe.progress.Progress`).
     """
     t0 = time.perf_counter()
     golds = {t: load_gold(t) for t in tests}
@@ -333,7 +335,9 @@ def run_probe(*, encoder: str, task: Task, probe: Probe, layers: Sequence[int],
     results: list[LayerResult] = []
     trained: dict[int, tuple[Any, TrainLog, int]] = {}
     fused = load is None and fusing(fuse, probe, task.kind, device, len(layers))
-    for layer in layers:
+    shown = layers if progress is None else progress(
+        layers, f"{task.name} probe on {encoder}, seed {seed}: layers", len(layers))
+    for layer in shown:
         log = None
         if load is not None:
             dim = features(tests[0], layer).dim

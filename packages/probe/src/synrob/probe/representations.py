@@ -24,6 +24,7 @@ from synrob.perturb.errors import LayerError, ParameterError, SynrobError
 
 from . import cache as _cache
 from .encoders.base import Encoder, resolve_layers
+from .progress import Counter, Progress
 
 __all__ = ["encode_corpus", "package_versions", "RepresentationSet", "read_words",
            "SENTENCE_POOLINGS", "LoadedEncoders"]
@@ -200,7 +201,7 @@ def encode_corpus(
     device: str = "auto",
     dtype: str = "float16",
     params: Mapping[str, Any] | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     encoders: LoadedEncoders | None = None,
     any_superset: bool = False,
 ) -> RepresentationSet:
@@ -210,8 +211,9 @@ def encode_corpus(
     :func:`synrob.probe.encoders.resolve.resolve_encoder`) or an encoder instance (its own
     options then apply; ``pooling``/``device``/``params`` are ignored); ``layers`` is ``"all"``, a comma
     list or ints (negative from the end); ``pooling`` (mean|first|last) pools subwords into
-    words; ``dtype`` (float16|float32) is the storage type. ``progress`` receives the number of
-    sentences finished after each chunk (also for chunks found done when resuming).
+    words; ``dtype`` (float16|float32) is the storage type. ``progress`` (a
+    :class:`~synrob.probe.progress.Progress`) shows the sentences encoded, chunk by chunk, when
+    the entry is not cached (chunks found done when resuming count at once).
     ``encoders`` (a :class:`LoadedEncoders` held over a loop of files) makes the files of one
     loop share one encoder instance, so its weights load once; the entries are the same.
     ``any_superset``: when the entry of these layers is absent but an entry of more layers
@@ -312,7 +314,7 @@ def bound_kernel_cache() -> None:
 
 
 def _encode(enc: Encoder, name: str, path: Path, key: str, key_meta: dict[str, Any],
-            progress: Callable[[int], None] | None) -> RepresentationSet:
+            progress: Progress | None) -> RepresentationSet:
     """Encode the corpus at ``path`` into cache entry ``key`` (resuming its finished chunks)."""
     sents = read_words(path)
     if not sents:
@@ -331,7 +333,9 @@ def _encode(enc: Encoder, name: str, path: Path, key: str, key_meta: dict[str, A
                             sentence_states=hasattr(enc, "tokenizer"), info=info) as writer:
         if writer.published is not None:  # another process encoded it while we waited
             return RepresentationSet(writer.published)
-        _encode_chunks(enc, writer, sents, bounds, layer_list, progress)
+        counter = Counter(progress, f"encoding {path.name} ({Path(name).name})", len(sents))
+        _encode_chunks(enc, writer, sents, bounds, layer_list, counter.advance)
+        counter.close()
         meta = {
             **key_meta,
             "encoder": name,

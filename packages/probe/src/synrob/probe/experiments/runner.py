@@ -37,6 +37,7 @@ from synrob.perturb.blas import ReproducibilityWarning, default_mode_warning
 from synrob.perturb.errors import ParameterError
 
 from ..html_report import write_report_html
+from ..progress import Counter, Progress
 from ..representations import package_versions
 from .backends import check_workers, execute_runs
 from .base import Context, Experiment, Row, RunSpec, run_threads
@@ -128,7 +129,7 @@ def _check_unique(experiment: Experiment, ids: list[str], specs: list[RunSpec]) 
 def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
                    device: str = "auto", backend: str = "local", workers: int = 1,
                    address: str | None = None, force: bool = False,
-                   progress: Callable[..., Any] | None = None,
+                   progress: Progress | None = None,
                    on_run: Callable[[str, RunSpec, float], None] | None = None,
                    lang: str | None = None,
                    on_stage: Callable[[str, float], None] | None = None) -> ExperimentResult:
@@ -137,7 +138,8 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     ``lang`` (``--lang``) overrides the language read from the experiment's treebank
     (:meth:`Experiment.language`); it is recorded in ``results.json`` and handed to every
     perturber. ``force`` re-executes finished runs. ``on_run(run id, spec, seconds)`` is called in this
-    process as each run is saved.
+    process as each run is saved. ``progress`` shows the experiment's own loops (encoding,
+    perturbing) and the runs executed.
     """
     t0 = time.perf_counter()
     check_workers(workers)
@@ -159,6 +161,7 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
             if force or not (runs_dir / f"{i}.json").exists()]
 
     warned: list[bool] = []
+    counter = Counter(progress if todo else None, f"{experiment.name}: runs", len(todo))
 
     def save(run_id: str, spec: RunSpec, rows: list[Row], seconds: float,
              where: dict[str, Any]) -> None:
@@ -170,6 +173,7 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
             "id": run_id, "key": dict(spec.key), "content_key": ckey_of[run_id],
             "label": spec.label, "seconds": round(seconds, 3), "provenance": provenance,
             "rows": rows})
+        counter.advance()
         if on_run is not None:
             on_run(run_id, spec, seconds)
 
@@ -177,6 +181,7 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     with ctx.stage("runs"):
         execute_runs(experiment, todo, ctx, on_done=save, backend=backend, workers=workers,
                      address=address)
+        counter.close()
     rows: list[Row] = []
     runs: list[dict[str, Any]] = []
     fresh = {i for i, _ in todo}
