@@ -91,8 +91,10 @@ setup() {
   local plugins=()
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
   # concept-erasure pinned to the release synrob erase was checked with (probe needs >=0.2.4)
-  $PIP install -e packages/perturb -e "packages/probe[ray,dask,quantization]" -e packages/cli "${plugins[@]}" \
-    "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling
+  # the notebook extra (ipykernel, ipywidgets) and nbclient/nbformat: tests/test_docs_python.py
+  # runs docs/python.md as a notebook in a kernel of this venv
+  $PIP install -e packages/perturb -e "packages/probe[ray,dask,quantization,notebook]" -e packages/cli "${plugins[@]}" \
+    "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling nbclient nbformat
   # torchao (quantization=torchao-int8) apart from the venv: once installed, `import
   # transformers` imports it and prints torch warnings in every command; the test that uses it
   # puts this directory on PYTHONPATH in a subprocess (tests/probe/test_placement.py)
