@@ -16,6 +16,7 @@ from synrob.probe.experiments.amnesic.report import (
     behaviour_table,
     damage_table,
     displacement_table,
+    layers_figure,
     plot_layers,
     probe_table,
 )
@@ -82,27 +83,32 @@ def test_tables_hold_the_rows_numbers() -> None:
 
 
 def test_figure_has_the_damage_panel(tmp_path) -> None:
-    from synrob.probe.experiments.report import pyplot
-
-    plt = pyplot()
-    captured = {}
-    original = plt.Figure.savefig
-
-    def keep(fig, *args, **kwargs):
-        captured["titles"] = [ax.get_title() for ax in fig.axes]
-        captured["labels"] = [t.get_text() for ax in fig.axes if ax.get_legend()
-                              for t in ax.get_legend().get_texts()]
-        return original(fig, *args, **kwargs)
-
-    plt.Figure.savefig = keep
-    try:
-        path = plot_layers(_rows(), tmp_path / "a.png", "m")
-    finally:
-        plt.Figure.savefig = original
+    fig = layers_figure(_rows(), "m")
+    titles = [ax.get_title() for ax in fig.axes]
+    labels = [t.get_text() for ax in fig.axes if ax.get_legend()
+              for t in ax.get_legend().get_texts()]
+    assert "NLL increase over clean (nats/token; > 0: worse)" in titles
+    assert {"random matched", "random matched inside"} <= set(labels)
+    assert "majority (train label) (= LEACE at every layer)" in labels  # both 0.7
+    path = plot_layers(_rows(), tmp_path / "a.png", "m")
     assert path.stat().st_size > 10_000
-    assert "NLL increase over clean (nats/token; > 0: worse)" in captured["titles"]
-    assert {"random matched", "majority (train label)", "random matched inside"} <= set(
-        captured["labels"])
+
+
+def test_figure_ticks_are_the_layers_and_equal_lines_stay_visible() -> None:
+    """Integer ticks at the layers (the docs' figure had 7.5, 12.5, ...), and LEACE, equal to
+    the majority line at every layer, drawn beside it with another marker, not hidden."""
+    rows = [{**r, "layer": layer} for layer in (6, 12, 18, 24) for r in _rows()]
+    fig = layers_figure(rows, "m")
+    for ax in fig.axes:
+        assert list(ax.get_xticks()) == [6, 12, 18, 24]
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["6", "12", "18", "24"]
+    probe = fig.axes[0]
+    leace = next(c for c in probe.containers if c.get_label() == "LEACE")[0]
+    majority = next(c for c in probe.containers
+                    if c.get_label().startswith("majority"))[0]
+    assert list(leace.get_ydata()) == list(majority.get_ydata()) == [0.7] * 4
+    assert leace.get_marker() != majority.get_marker()
+    assert all(a != b for a, b in zip(leace.get_xdata(), majority.get_xdata(), strict=True))
 
 
 @pytest.mark.slow

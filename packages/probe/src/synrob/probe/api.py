@@ -22,6 +22,7 @@ from .results import ExperimentResults, load_results
 if TYPE_CHECKING:
     from synrob.perturb.language import Language
 
+    from .figures import Figure
     from .probing import LayerResult, ProbeRun
     from .representations import RepresentationSet
     from .tasks.base import Task
@@ -84,6 +85,19 @@ class ProbeResult(ResultTable):
         lang = {"code": self.language.code, "source": self.language.source}
         placed = {"placement": self.placement} if self.placement else {}
         return {**run_json(self.run, self.many), "lang": lang, **placed}
+
+    def plot(self, metric: str | None = None, test: str | None = None) -> Figure:
+        """The layer curve (what ``synrob probe --layer all --plot`` draws): ``metric``
+        (default: the task's primary metric) on the test file ``test`` (default: the first)
+        against the layer, with the control task, selectivity and MDL where computed; a
+        :class:`synrob.probe.figures.Figure`, shown inline in a notebook, outside pyplot."""
+        from .layer_curve import curve_rows, layer_curve_figure
+        from .probe_setup import run_json
+
+        metric = metric or self.run.task.primary_metric
+        rows = curve_rows(run_json(self.run, True)["layers"], metric, test)
+        title = f"{self.run.encoder} {self.run.task.name} ({self.run.probe.name} probe)"
+        return layer_curve_figure(rows, metric=metric, title=title)
 
 
 def _metric_rows(m: Mapping[str, Any], base: dict[str, Any]) -> list[dict[str, Any]]:

@@ -3,8 +3,12 @@
 :func:`compare` refuses directories of different experiments, and, within one language, test
 data that differ by content (the SHA-256 of the treebank test files the runs read; files synrob
 derived, such as perturbed test sets, are not compared, since they depend on the seed). It draws
-one layer-curve figure per metric (:func:`plot_metric`) and writes ``results.csv``,
-``results.json``, the figures and ``report.html`` with :func:`write_comparison`.
+one figure per metric (:meth:`Comparison.plot`, :mod:`.comparison_plot`: the layer curves, or
+categories when every series has one layer), sums each metric up in a table of one row per
+probe and condition and one column per source (:meth:`Comparison.summary`,
+:mod:`.comparison_summary`), and writes ``results.csv``, ``results.json``, the figures and
+``report.html`` (the summary tables first, every row below, collapsed and sortable) with
+:func:`write_comparison`.
 """
 
 from __future__ import annotations
@@ -14,18 +18,25 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.table import ResultTable
 
+from .comparison_plot import curve_rows
 from .results import ExperimentResults, load_results
+
+if TYPE_CHECKING:
+    from .figures import Figure
 
 __all__ = ["Comparison", "compare", "plot_metric", "write_comparison"]
 
-#: Columns that tell the curves of one figure apart (those present in the rows).
-SERIES_COLUMNS = ("source", "probe", "task", "role", "train_on", "test_on", "condition",
-                  "perturbation", "draw")
+#: What the summary tables of report.html show.
+SUMMARY_NOTE = ("Per metric, the test score of each probe and condition (rows) in each compared "
+                "directory (columns), with its 95% interval in brackets. Where a directory "
+                "probed several layers, the layer with the best dev score is shown, its number "
+                "as (L…); a perturbed test set is its first draw, as in the figures. Every row "
+                "of every directory is in the table below the figures.")
 #: Counts, not scores: never plotted.
 COUNT_METRICS = frozenset({"sentences", "pairs", "words", "words_right", "n", "sources"})
 
@@ -41,9 +52,38 @@ class Comparison(ResultTable):
     def metrics(self) -> list[str]:
         """The metrics with a layer curve (rows with a layer, not derived), first-seen order."""
         seen: dict[str, None] = {}
-        for r in _curve_rows(self.rows):
+        for r in curve_rows(self.rows):
             seen.setdefault(str(r["metric"]), None)
         return [m for m in seen if m not in COUNT_METRICS]
+
+    def plot(self, metric: str | None = None) -> Figure:
+        """The figure of ``metric`` (default: the first of :meth:`metrics`): the model's test
+        score against the layer, a line per source, probe and condition, or, when every series
+        has one layer, a dot per source at each probe and condition; 95 % intervals. A
+        :class:`synrob.probe.figures.Figure`, shown inline in a notebook, outside pyplot."""
+        from .comparison_plot import metric_figure
+
+        return metric_figure(self.rows, self.experiment, self._metric(metric))
+
+    def summary(self, metric: str | None = None) -> ResultTable:
+        """``metric``'s summary (default: the first of :meth:`metrics`): one row per probe and
+        condition, one column per source, each cell the test score with its 95 % interval
+        (a model's layer chosen on dev, in brackets); see :mod:`.comparison_summary`."""
+        from synrob.perturb.table import Selection
+
+        from .comparison_summary import summary_rows
+
+        metric = self._metric(metric)
+        return Selection(summary_rows(self.rows, metric), f"{self.experiment}: test {metric}")
+
+    def _metric(self, metric: str | None) -> str:
+        known = self.metrics()
+        if metric is None and known:
+            return known[0]
+        if metric not in known:
+            raise ParameterError(f"no layer-curve metric {metric!r} in this comparison; "
+                                 f"its metrics: {', '.join(known) or 'none'}")
+        return metric
 
 
 def _check(results: Sequence[ExperimentResults]) -> None:
@@ -76,67 +116,22 @@ def compare(paths: Sequence[str | os.PathLike[str]]) -> Comparison:
     return out
 
 
-def _curve_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of a model's layer curve: a numeric layer, role ``model`` (where rows have roles),
-    a test split (or none), not derived."""
-    return [r for r in rows if isinstance(r.get("layer"), int) and not r.get("derived")
-            and r.get("role", "model") == "model" and r.get("split") in (None, "test")
-            and isinstance(r.get("value"), (int, float))]
-
-
-def _series(rows: Sequence[dict[str, Any]], metric: str) -> dict[str, list[dict[str, Any]]]:
-    """The curve rows of ``metric`` (perturbed sets: their first draw), by series label: the
-    values of those SERIES_COLUMNS that differ between the rows."""
-    picked = [r for r in _curve_rows(rows) if r["metric"] == metric
-              and r.get("draw") in (None, 0)]
-    varying = [c for c in SERIES_COLUMNS if c != "draw"
-               and len({str(r.get(c)) for r in picked}) > 1]
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in picked:
-        label = ", ".join(f"{c}={r[c]}" if c not in ("source", "probe") else str(r[c])
-                          for c in varying if r.get(c) is not None)
-        out.setdefault(label or str(r.get("source", "")), []).append(r)
-    return out
-
-
 def plot_metric(comparison: Comparison, metric: str, dest: Path) -> Path:
-    """One figure: ``metric`` against the layer, a line per series (the model's rows, test
-    split; perturbed test sets: their first draw), 95 % intervals as error bars."""
-    import matplotlib
+    """:meth:`Comparison.plot` of ``metric`` written as a PNG at ``dest``."""
+    from .figures import save_png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-    from synrob.perturb.atomic import atomic_path
-
-    series = _series(comparison.rows, metric)
-    fig, ax = plt.subplots(figsize=(8, 4.5 + 0.2 * len(series)))
-    for label, rows in sorted(series.items()):
-        rows = sorted(rows, key=lambda r: r["layer"])
-        xs, ys = [r["layer"] for r in rows], [r["value"] for r in rows]
-        lo = [r["value"] - r.get("ci_low", r["value"]) for r in rows]
-        hi = [r.get("ci_high", r["value"]) - r["value"] for r in rows]
-        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=label)
-    ax.set_xlabel("layer")
-    ax.set_ylabel(metric)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(f"{comparison.experiment}: {metric} by layer (test; bars: 95% intervals)")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    with atomic_path(dest) as tmp:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return dest
+    return save_png(comparison.plot(metric), dest, dpi=110)
 
 
 def write_comparison(comparison: Comparison, outdir: str | os.PathLike[str]) -> list[Path]:
     """Write ``results.json``, ``results.csv``, ``compare-METRIC.png`` per plotted metric and
-    a self-contained ``report.html`` into ``outdir``; returns the files."""
+    a self-contained ``report.html`` (each metric's summary table first, then the figures,
+    then every row, collapsed and sortable) into ``outdir``; returns the files."""
     from synrob.perturb.atomic import write_text_atomic
 
+    from .comparison_summary import summary_rows
     from .experiments.report import write_csv
-    from .html_report import html_page
+    from .html_report import Summary, html_page
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -148,8 +143,12 @@ def write_comparison(comparison: Comparison, outdir: str | os.PathLike[str]) -> 
     files = [write_text_atomic(out / "results.json", json.dumps(
         {**meta, "rows": comparison.rows}, indent=1, ensure_ascii=False, default=str) + "\n")]
     files.append(write_csv(out / "results.csv", comparison.rows))
-    images = [plot_metric(comparison, m, out / f"compare-{m}.png") for m in comparison.metrics()]
-    page = html_page(comparison.title, provenance=meta, images=images,
+    metrics = comparison.metrics()
+    images = [plot_metric(comparison, m, out / f"compare-{m}.png") for m in metrics]
+    summaries = [Summary(f"{m} (test)", summary_rows(comparison.rows, m), ("probe", "condition"))
+                 for m in metrics]
+    page = html_page(comparison.title, provenance=meta, images=images, summaries=summaries,
+                     summary_note=SUMMARY_NOTE, sortable=True,
                      tables=[("every row of the compared directories", comparison.rows)])
     files += images
     files.append(write_text_atomic(out / "report.html", page))

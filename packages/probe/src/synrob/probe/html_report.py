@@ -5,8 +5,12 @@ experiment's ``report.md``), tables of rows and PNG figures; :func:`write_report
 ``OUTDIR/report.html`` for an experiment from its ``results.json`` content.
 
 Self-contained: the figures are inlined as ``data:image/png;base64`` URIs, the style sheet is
-inline, there is no script, and a Content-Security-Policy (``default-src 'none'``) forbids the
-page any other resource, so opening it never touches the network. Result files are untrusted
+inline, and a Content-Security-Policy (``default-src 'none'``) forbids the page any other
+resource, so opening it never touches the network. There is no script, except on a page asked
+for ``sortable`` tables (the comparison page): one short inline script (:data:`SORT_SCRIPT`,
+allowed by its SHA-256 in the policy, no other script can run) that sorts a table by the column
+whose header is clicked; those tables sit collapsed in a ``<details>`` element, below the
+summary tables (:class:`Summary`: a few rows of text, which wrap to fit the page). Result files are untrusted
 text: every string from the data is HTML-escaped, markdown is rendered with raw HTML disabled,
 and a markdown link is kept as a link only when it points inside the page (``#...``); any other
 link becomes its text followed by its target in brackets. A markdown image whose target names
@@ -25,20 +29,21 @@ Only the standard library and markdown-it-py are imported (no torch, matplotlib,
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import json
 import math
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.table import columns_of
 
-__all__ = ["html_page", "write_report_html"]
+__all__ = ["Summary", "html_page", "write_report_html"]
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -47,6 +52,56 @@ LONG_CELL = 40
 
 #: Forbids every resource but inline style and data: images (no script, font, fetch or frame).
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+#: Sorts a ``table.sortable`` by the column of the header button clicked (numbers by their
+#: exact ``data-value``, text as text, empty cells last; a second click reverses).
+SORT_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = Array.from(table.tHead.rows[0].cells);
+  heads.forEach(function (th, col) {
+    th.querySelector("button").addEventListener("click", function () {
+      var up = th.getAttribute("aria-sort") !== "ascending";
+      heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      var key = function (row) {
+        var cell = row.cells[col], v = cell ? cell.getAttribute("data-value") : null;
+        if (!cell || cell.textContent === "" && v === null || v === "null") return [2, 0];
+        if (v !== null) {
+          var n = v === "inf" ? Infinity : v === "-inf" ? -Infinity : Number(v);
+          return isNaN(n) ? [2, 0] : [0, n];
+        }
+        return [1, cell.textContent];
+      };
+      var body = table.tBodies[0], rows = Array.from(body.rows);
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x[0] !== y[0]) return x[0] - y[0];
+        if (x[0] === 2) return 0;
+        var c = x[0] === 0 ? x[1] - y[1] : String(x[1]).localeCompare(String(y[1]));
+        return up ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+"""
+
+
+class Summary(NamedTuple):
+    """A summary table: a caption and rows of text (dicts; the columns are the union of their
+    keys; the ``labels`` columns are row headers)."""
+
+    caption: str
+    rows: Sequence[Mapping[str, Any]]
+    labels: Sequence[str] = ()
+
+
+def _csp(script: str | None) -> str:
+    """:data:`CSP`, plus the hash of ``script`` (the only script it lets run) when given."""
+    if script is None:
+        return CSP
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return f"{CSP}; script-src 'sha256-{digest}'"
 
 STYLE = """
 :root { color-scheme: light; }
@@ -70,6 +125,14 @@ th { background: #f0f0f0; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.data th, table.data td { white-space: nowrap; }
 table.data td.long { white-space: normal; min-width: 28rem; overflow-wrap: anywhere; }
+table.summary { width: 100%; }
+table.summary th, table.summary td { white-space: normal; overflow-wrap: anywhere; }
+table.summary td { text-align: right; font-variant-numeric: tabular-nums; }
+table.sortable th button { font: inherit; font-weight: 600; border: 0; padding: 0;
+                           background: none; cursor: pointer; text-align: left; }
+table.sortable th[aria-sort="ascending"] button::after { content: " ▲"; }
+table.sortable th[aria-sort="descending"] button::after { content: " ▼"; }
+details > summary { cursor: pointer; font-weight: 600; margin: 0.5rem 0; }
 td.json { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.8em; }
 tbody tr:nth-child(even) { background: #fafafa; }
 table.kv th { width: 1%; white-space: nowrap; }
@@ -150,16 +213,38 @@ def _cell(row: Mapping[str, Any], column: str, col: str) -> str:
     return f'<td class="{kind}" data-col="{col}">{_e(text)}</td>'
 
 
-def _table(caption: str, rows: Sequence[Mapping[str, Any]], index: int) -> str:
+def _table(caption: str, rows: Sequence[Mapping[str, Any]], index: int,
+           sortable: bool = False) -> str:
+    """Every row as a table; ``sortable``: header buttons (:data:`SORT_SCRIPT`), the whole
+    collapsed in a ``<details>`` whose summary gives the caption and the size."""
     rows = [{str(k): v for k, v in r.items()} for r in rows]
     columns = columns_of(rows)
-    head = "".join(f'<th scope="col">{_e(c)}</th>' for c in columns)
+    head = "".join(f'<th scope="col"><button type="button">{_e(c)}</button></th>' if sortable
+                   else f'<th scope="col">{_e(c)}</th>' for c in columns)
     pairs = [(c, _e(c)) for c in columns]
     body = "\n".join("<tr>" + "".join(_cell(r, c, e) for c, e in pairs) + "</tr>" for r in rows)
-    return (f'<div class="scroll"><table id="table-{index}" class="data">'
-            f"<caption>{_e(caption)} ({len(rows)} rows)</caption>\n"
-            + (f"<thead><tr>{head}</tr></thead>\n" if columns else "")
-            + f"<tbody>\n{body}\n</tbody></table></div>")
+    kind = "data sortable" if sortable else "data"
+    table = (f'<div class="scroll"><table id="table-{index}" class="{kind}">'
+             f"<caption>{_e(caption)} ({len(rows)} rows)</caption>\n"
+             + (f"<thead><tr>{head}</tr></thead>\n" if columns else "")
+             + f"<tbody>\n{body}\n</tbody></table></div>")
+    if not sortable:
+        return table
+    return (f"<details><summary>{_e(caption)}: {len(rows)} rows × {len(columns)} columns "
+            f"(click a column's name to sort)</summary>\n{table}</details>")
+
+
+def _summary_table(summary: Summary, index: int) -> str:
+    """A :class:`Summary` as a table that wraps to the page's width."""
+    rows = [{str(k): v for k, v in r.items()} for r in summary.rows]
+    columns = columns_of(rows)
+    head = "".join(f'<th scope="col">{_e(c)}</th>' for c in columns)
+    body = "\n".join("<tr>" + "".join(
+        (f'<th scope="row">{_e(r.get(c, ""))}</th>' if c in summary.labels
+         else f"<td>{_e(r.get(c, ''))}</td>") for c in columns) + "</tr>"
+        for r in rows)
+    return (f'<table id="summary-{index}" class="summary"><caption>{_e(summary.caption)}'
+            f"</caption>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>")
 
 
 def _value_html(value: Any) -> str:
@@ -273,16 +358,25 @@ def _figures(images: Sequence[Path], used: set[int]) -> str:
 
 def html_page(title: str, *, provenance: Mapping[str, Any], markdown: str = "",
               tables: Sequence[tuple[str, Sequence[Mapping[str, Any]]]] = (),
-              images: Sequence[Path] = ()) -> str:
-    """One self-contained HTML document: ``title``, ``markdown`` rendered (its images that name
-    one of ``images`` inlined in place), the ``images`` it did not show as figures, each of
-    ``tables`` (caption, rows) as a table of every row (columns: the union of the rows' keys in
-    first-seen order; numbers exact in ``data-value``) and ``provenance`` as a definition list.
-    No network, no script; every string from the data escaped (see the module docstring)."""
+              images: Sequence[Path] = (), summaries: Sequence[Summary] = (),
+              summary_note: str = "", sortable: bool = False) -> str:
+    """One self-contained HTML document: ``title``, the ``summaries`` (short tables of text,
+    after ``summary_note``),
+    ``markdown`` rendered (its images that name one of ``images`` inlined in place), the
+    ``images`` it did not show as figures, each of ``tables`` (caption, rows) as a table of
+    every row (columns: the union of the rows' keys in first-seen order; numbers exact in
+    ``data-value``; ``sortable``: collapsed, sorted by a click on a column's name) and
+    ``provenance`` as a definition list. No network; no script unless ``sortable``; every
+    string from the data escaped (see the module docstring)."""
     images = [Path(p) for p in images]
     used: set[int] = set()
     report = _markdown_html(markdown, images, used) if markdown.strip() else ""
     sections = []
+    if summaries:
+        note = f"<p>{_e(summary_note)}</p>\n" if summary_note else ""
+        sections.append('<section id="summary"><h2>Summary</h2>\n' + note + "\n".join(
+            f'<div class="scroll">{_summary_table(s, i)}</div>'
+            for i, s in enumerate(summaries, 1)) + "</section>")
     if report:
         sections.append(f'<section id="report">\n{report}</section>')
     figures = _figures(images, used)
@@ -290,21 +384,24 @@ def html_page(title: str, *, provenance: Mapping[str, Any], markdown: str = "",
         sections.append(figures)
     if tables:
         sections.append('<section id="tables"><h2>Tables</h2>\n' + "\n".join(
-            _table(caption, rows, i) for i, (caption, rows) in enumerate(tables, 1))
+            _table(caption, rows, i, sortable) for i, (caption, rows) in enumerate(tables, 1))
             + "</section>")
     sections.append(_provenance(provenance))
     nav = " ".join(f'<a href="#{s}">{s}</a>' for s, present in
-                   [("report", report), ("figures", figures), ("tables", tables),
-                    ("provenance", True)] if present)
+                   [("summary", summaries), ("report", report), ("figures", figures),
+                    ("tables", tables), ("provenance", True)] if present)
+    script = SORT_SCRIPT if sortable and tables else None
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_csp(script)}">\n'
         f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         f"<header><h1>{_e(title)}</h1><nav>{nav}</nav></header>\n<main>\n"
         + "\n".join(sections)
-        + "\n</main>\n<footer>Written by synrob; self-contained: no network, no script."
-        "</footer>\n</body>\n</html>\n")
+        + "\n</main>\n<footer>Written by synrob; self-contained: no network, "
+        + ("one inline script (sorting)." if script else "no script.")
+        + "</footer>\n" + (f"<script>{script}</script>\n" if script else "")
+        + "</body>\n</html>\n")
 
 
 def _experiment_provenance(results: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,17 +5,22 @@ so a saved JSON can be drawn again without retraining. Per layer, :func:`curve_r
 task's metric ``M`` on one test file with its 95 % interval (``M_ci95``, from ``--bootstrap``),
 the control task's ``M`` and the selectivity (``--control``), and the MDL compression of the task
 and of its control (``--mdl``); what the run did not compute is ``None``.
-:func:`plot_layer_curve` draws the score panel (task, control, selectivity, with the intervals as
-error bars) and, when present, the compression panel.
+:func:`layer_curve_figure` draws the score panel (task, control, selectivity, with the intervals as
+error bars) and, when present, the compression panel, with a tick at every layer;
+:func:`plot_layer_curve` writes it as a PNG.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["curve_rows", "markdown_curve", "plot_layer_curve"]
+if TYPE_CHECKING:
+    from .figures import Figure
+
+__all__ = ["curve_rows", "markdown_curve", "layer_curve_figure", "plot_layer_curve"]
+
 
 def _pick(metrics: Mapping[str, Any] | None, metric: str) -> tuple[float | None, Any]:
     if not metrics or metrics.get(metric) is None:
@@ -82,17 +87,25 @@ def _series(ax: Any, rows: list[dict[str, Any]], key: str, label: str, fmt: str)
 def plot_layer_curve(rows: list[dict[str, Any]], path: str | Path, *, metric: str,
                      title: str = "") -> Path:
     """Draw :func:`curve_rows` into a PNG at ``path``; return the path."""
-    from .experiments.report import pyplot, save_figure
+    from .figures import save_png
 
-    plt = pyplot()
+    return save_png(layer_curve_figure(rows, metric=metric, title=title), path)
+
+
+def layer_curve_figure(rows: list[dict[str, Any]], *, metric: str, title: str = "") -> Figure:
+    """:func:`curve_rows` as a figure: the score panel (and the compression panel when the
+    rows have MDL), a tick at every layer."""
+    from .figures import layer_ticks, new_figure
+
     has_mdl = any(r["compression"] is not None for r in rows)
-    fig, axes = plt.subplots(1, 2 if has_mdl else 1, figsize=(10 if has_mdl else 5.5, 3.8),
-                             squeeze=False)
+    fig, axes = new_figure(1, 2 if has_mdl else 1, figsize=(10 if has_mdl else 5.5, 3.8))
+    layers = [r["layer"] for r in rows]
     ax = axes[0][0]
     _series(ax, rows, "value", f"task {metric}", "o-")
     _series(ax, rows, "control", f"control {metric}", "s--")
     _series(ax, rows, "selectivity", "selectivity", "^-")
     ax.set_xlabel("layer")
+    layer_ticks(ax, layers)
     ax.set_ylabel(metric)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
@@ -104,9 +117,10 @@ def plot_layer_curve(rows: list[dict[str, Any]], path: str | Path, *, metric: st
             if pts:
                 mx.plot(*zip(*pts, strict=True), fmt, label=label)
         mx.set_xlabel("layer")
+        layer_ticks(mx, layers)
         mx.set_ylabel("MDL compression (uniform / online)")
         mx.legend(fontsize=8)
         mx.grid(alpha=0.3)
     if title:
         fig.suptitle(title, fontsize=10)
-    return save_figure(fig, Path(path))
+    return fig

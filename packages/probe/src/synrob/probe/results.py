@@ -13,10 +13,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synrob.perturb.errors import MissingFileError, ResourceError
 from synrob.perturb.table import ResultTable
+
+if TYPE_CHECKING:
+    from .figures import Figure
 
 __all__ = ["ExperimentResults", "load_results"]
 
@@ -76,6 +79,20 @@ class ExperimentResults(ResultTable):
                 if isinstance(key, dict) and "sha256" in key and "made_by" not in key:
                     out[role] = key["sha256"]
         return out
+
+    def plot(self) -> Figure:
+        """The experiment's main figure, the one its report shows (the Jabberwocky bars, the
+        amnesic panels against the layer, ...), drawn again from the rows: a
+        :class:`synrob.probe.figures.Figure`, shown inline in a notebook, outside pyplot."""
+        from synrob.perturb.errors import ParameterError
+        from synrob.perturb.plugins import get_registry
+
+        experiment = get_registry().get("experiment", self.experiment)(**self.options)
+        fig = experiment.figure([r for r in self.rows if not r.get("derived")])
+        if fig is None:
+            raise ParameterError(f"{self.path}: experiment {self.experiment} draws no figure "
+                                 "from these rows")
+        return fig
 
 
 def load_results(path: str | os.PathLike[str]) -> ExperimentResults:

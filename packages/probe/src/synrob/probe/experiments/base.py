@@ -26,10 +26,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from synrob.perturb.language import Language
 from synrob.perturb.params import Param, parse_params
+
+if TYPE_CHECKING:
+    from ..figures import Figure
 
 __all__ = ["Context", "Experiment", "RunSpec", "Row", "TREEBANK_SPLITS", "split_list",
            "layer_runs", "FUSE_LAYERS"]
@@ -241,6 +244,12 @@ class Experiment:
         """Numbers computed across runs (drops, leads) with their intervals and p-values, as
         rows for ``results.json`` (the runner adds ``derived: true``); none by default."""
         return []
+
+    def figure(self, rows: list[Row]) -> Figure | None:
+        """The report's main figure drawn from ``rows`` (the runs' rows as ``results.json``
+        holds them, derived rows left out): what ``ExperimentResults.plot()`` returns, a
+        :class:`synrob.probe.figures.Figure`; None when the experiment draws none."""
+        return None
 
     # -------------------------------------------------------------- helpers
     def list(self, name: str, cast: Callable[[str], Any] = str) -> list[Any]:

@@ -137,9 +137,15 @@ def boots(rows: Sequence[dict[str, Any]]) -> np.ndarray | None:
 
 
 def interval(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
-    """``(low, high)`` of the mean of ``rows`` (NaN when they carry no resamples)."""
+    """``(low, high)`` of the mean of ``rows``: from their resamples, else, for one row read
+    back from ``results.json`` (which keeps no resamples), its own ``ci_low``/``ci_high``;
+    NaN when unknown."""
     b = boots(rows)
-    return (math.nan, math.nan) if b is None else tuple(percentile_interval(b))  # type: ignore
+    if b is not None:
+        return tuple(percentile_interval(b))  # type: ignore[return-value]
+    if len(rows) == 1 and rows[0].get("ci_low") is not None and rows[0].get("ci_high") is not None:
+        return float(rows[0]["ci_low"]), float(rows[0]["ci_high"])
+    return math.nan, math.nan
 
 
 def delta(first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]],

@@ -1,4 +1,4 @@
-"""Writing an experiment's outputs: markdown tables, CSV, and matplotlib figures (Agg)."""
+"""Writing an experiment's outputs: markdown tables and CSV (figures: :mod:`synrob.probe.figures`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 from synrob.perturb.atomic import atomic_open, write_text_atomic
 
-__all__ = ["fmt", "fmt_ci", "fmt_p", "markdown_table", "write_markdown", "write_csv", "pyplot",
-           "save_figure", "mean_std", "select", "error_bars"]
+__all__ = ["fmt", "fmt_ci", "fmt_p", "markdown_table", "write_markdown", "write_csv",
+           "mean_std", "select", "error_bars"]
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -95,21 +95,3 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 def select(rows: Iterable[dict[str, Any]], **where: Any) -> list[dict[str, Any]]:
     """Rows whose fields equal every ``where`` value."""
     return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
-
-
-def pyplot() -> Any:
-    """matplotlib.pyplot on the non-interactive Agg backend."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def save_figure(fig: Any, path: Path) -> Path:
-    """Save a figure as PNG (150 dpi, tight) and close it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
-    pyplot().close(fig)
-    return path

@@ -32,12 +32,15 @@ from __future__ import annotations
 import time
 from itertools import islice
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
 from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
+
+if TYPE_CHECKING:
+    from ...figures import Figure
 
 __all__ = ["AmnesicExperiment"]
 
@@ -187,3 +190,10 @@ class AmnesicExperiment(Experiment):
         from .report import write_report
 
         return write_report(rows, ctx.outdir, self.options)
+
+    def figure(self, rows: list[Row]) -> Figure:
+        """The four panels of ``amnesic-layers.png`` against the layer."""
+        from .report import layers_figure
+
+        feature = self.options.get("feature") or self.options["task"]
+        return layers_figure(rows, f"{self.options['model']}: erasing and flipping {feature}")

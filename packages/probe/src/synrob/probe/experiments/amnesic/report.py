@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
 from ..base import Row
 from ..report import (
     error_bars,
@@ -17,14 +18,13 @@ from ..report import (
     fmt_ci,
     fmt_p,
     markdown_table,
-    pyplot,
-    save_figure,
     select,
     write_markdown,
 )
 
 __all__ = ["write_report", "probe_table", "also_table", "displacement_table",
-           "behaviour_table", "damage_table", "counterfactual_table", "plot_layers"]
+           "behaviour_table", "damage_table", "counterfactual_table", "layers_figure",
+           "plot_layers"]
 
 #: Probe conditions and their column names.
 _PROBE = (("before", "before"), ("leace", "LEACE"), ("random", "random"),
@@ -169,43 +169,71 @@ def _series(rows: Sequence[Row], **where: Any) -> tuple[list[int], list[float], 
     return xs, ys, cis
 
 
-def plot_layers(rows: Sequence[Row], path: Path, title: str) -> Path:
-    """Four panels against the layer, each line with its 95 % interval."""
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+def _coinciding(series: Sequence[tuple[str, list[int], list[float], list[Any]]],
+                i: int) -> str | None:
+    """The label of an earlier series equal to series ``i`` at every layer (to 4 decimals)."""
+    _, xs, ys, _ = series[i]
+    for label, xs2, ys2, _ in series[:i]:
+        if xs2 == xs and all(abs(a - b) < 5e-5 for a, b in zip(ys, ys2, strict=True)):
+            return label
+    return None
+
+
+def _draw(ax: Any, series: Sequence[tuple[str, list[int], list[float], list[Any]]],
+          layers: Sequence[int]) -> None:
+    """Each series with its own marker shape and size, moved sideways by a little (the ticks
+    stay at the layers), so equal series stay visible; a series equal to an earlier one at
+    every layer says so in the legend."""
+    for i, (label, xs, ys, cis) in enumerate(series):
+        same = _coinciding(series, i)
+        shift = dodge(i, len(series), layers)
+        ax.errorbar([x + shift for x in xs], ys, yerr=error_bars(ys, cis),
+                    marker=MARKERS[i % len(MARKERS)], markersize=max(8 - 1.2 * i, 4),
+                    capsize=3, label=label if same is None else f"{label} (= {same} at "
+                    "every layer)")
+
+
+def layers_figure(rows: Sequence[Row], title: str) -> Figure:
+    """Four panels against the layer, each line with its 95 % interval; integer ticks at the
+    layers; coinciding lines kept visible (:func:`_draw`)."""
+    fig, axes = new_figure(1, 4, figsize=(20, 4.2))
     erased = [r for r in rows if r.get("erased_task") is True]
     task = erased[0]["task"] if erased else "task"
     panels = [
-        (axes[0], f"probe accuracy ({task})",
+        (axes[0][0], f"probe accuracy ({task})",
          [("before", dict(section="probe", metric="accuracy", condition="before", contrast="")),
           ("LEACE", dict(section="probe", metric="accuracy", condition="leace", contrast="")),
           ("random", dict(section="probe", metric="accuracy", condition="random", contrast="")),
           ("random matched", dict(section="probe", metric="accuracy",
                                   condition="random_matched", contrast="")),
           ("majority (train label)", dict(section="probe", metric="majority"))], erased),
-        (axes[1], "agreement accuracy (LM prefers the original)",
+        (axes[0][1], "agreement accuracy (LM prefers the original)",
          [(name, dict(section="behaviour", metric="agreement_accuracy", condition=c,
                       contrast="")) for c, name in _INSIDE], rows),
-        (axes[2], "NLL increase over clean (nats/token; > 0: worse)",
+        (axes[0][2], "NLL increase over clean (nats/token; > 0: worse)",
          [(name, dict(section="damage", metric="nll_per_token", contrast=f"{c}-clean"))
           for c, name in _CONTROLS], rows),
-        (axes[3], "flip rate of the intervention on the subject",
+        (axes[0][3], "flip rate of the intervention on the subject",
          [(c, dict(section="counterfactual", metric="flip_rate", condition=c, contrast=""))
           for c in ("counterfactual", "random")], rows),
     ]
+    layers = _layers(rows)
     for ax, name, lines, source in panels:
-        for label, where in lines:
-            xs, ys, cis = _series(source, **where)
-            if xs:
-                ax.errorbar(xs, ys, yerr=error_bars(ys, cis), marker="o", capsize=3,
-                            label=label)
+        series = [(label, *_series(source, **where)) for label, where in lines]
+        _draw(ax, [s for s in series if s[1]], layers)
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("layer")
+        layer_ticks(ax, layers)
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
     fig.suptitle(title, fontsize=11)
-    return save_figure(fig, path)
+    return fig
+
+
+def plot_layers(rows: Sequence[Row], path: Path, title: str) -> Path:
+    """:func:`layers_figure` written as a PNG at ``path``."""
+    return save_png(layers_figure(rows, title), path)
 
 
 def write_report(rows: list[Row], outdir: Path, options: dict[str, Any]) -> list[Path]:

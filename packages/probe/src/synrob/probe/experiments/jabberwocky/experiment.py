@@ -36,13 +36,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.params import Param
 
 from ...train_precision import PRECISION_HELP, PRECISIONS
 from ..base import FUSE_LAYERS, TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
+
+if TYPE_CHECKING:
+    from ...figures import Figure
 
 __all__ = ["JabberwockyExperiment", "PROBE_TASKS", "BASELINE_NAMES"]
 
@@ -296,6 +299,13 @@ class JabberwockyExperiment(Experiment):
         from .stats import derived_rows
 
         return derived_rows(rows, self.list("probes"))
+
+    def figure(self, rows: list[Row]) -> Figure:
+        """The grouped bars of ``jabberwocky-bars.png`` (clean vs Jabberwocky per model)."""
+        from .report import bars_figure
+        from .stats import summarize
+
+        return bars_figure(summarize(rows, self.list("probes")))
 
 
 # ---------------------------------------------------------------------- runs

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...figures import Figure, new_figure, save_png
 from ..base import Row
 from ..report import (
     error_bars,
@@ -16,14 +17,12 @@ from ..report import (
     fmt_ci,
     fmt_p,
     markdown_table,
-    pyplot,
-    save_figure,
     write_markdown,
 )
 from .stats import PANELS, summarize
 
 __all__ = ["METRIC_NAMES", "write_report", "main_table", "lead_table", "behaviour_table",
-           "plot_bars"]
+           "bars_figure", "plot_bars"]
 
 #: How metric names are written in tables and plots.
 METRIC_NAMES = {"uuas": "UUAS", "dspr": "DSpr"}
@@ -136,14 +135,17 @@ def _report_sections(summary: dict[str, Any], options: dict[str, Any], rows: lis
 
 
 def plot_bars(summary: dict[str, Any], path: Path) -> Path:
+    """:func:`bars_figure` written as a PNG at ``path``."""
+    return save_png(bars_figure(summary), path)
+
+
+def bars_figure(summary: dict[str, Any]) -> Figure:
     """Grouped bars like the paper's Figure 3: per panel (probe, metric), per model, clean vs
     Jabberwocky (error bars: 95 % bootstrap intervals over the test sentences) and, where run,
     trained on Jabberwocky (hatched)."""
-    plt = pyplot()
     panels = [(p, m) for p, m in PANELS
               if any(e["probe"] == p and e["metric"] == m for e in summary["entries"])]
-    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.2 * max(len(panels), 1), 3.6),
-                             squeeze=False)
+    fig, axes = new_figure(1, max(len(panels), 1), figsize=(4.2 * max(len(panels), 1), 3.6))
     for ax, (probe, metric) in zip(axes[0], panels, strict=False):
         cell = [e for e in summary["entries"] if e["probe"] == probe and e["metric"] == metric]
         tj = {x["label"]: x["jab_from_jab"] for x in summary["train_on"]
@@ -168,4 +170,4 @@ def plot_bars(summary: dict[str, Any], path: Path) -> Path:
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fig

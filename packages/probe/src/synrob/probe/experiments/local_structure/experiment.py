@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from statistics import fmean
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
@@ -38,6 +38,9 @@ from synrob.perturb.params import Param
 from ...threads import torch_threads
 from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 from .data import PerturbedSet, SetFiles, build_set, grid
+
+if TYPE_CHECKING:
+    from ...figures import Figure
 
 __all__ = ["LocalStructure", "parse_models", "probe_rows", "structure_rows", "lm_rows"]
 
@@ -211,6 +214,12 @@ class LocalStructure(Experiment):
         from .stats import derived_rows
 
         return derived_rows(rows)
+
+    def figure(self, rows: list[Row]) -> Figure:
+        """The scatter plots of ``local-structure-scatter.png``."""
+        from .report import scatter_figure
+
+        return scatter_figure(rows, self.sets())
 
 
 # ---------------------------------------------------------------------- runs

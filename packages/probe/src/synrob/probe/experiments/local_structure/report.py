@@ -9,26 +9,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report import error_bars, fmt_ci, markdown_table, pyplot, save_figure, write_markdown
+from ...figures import Figure, new_figure, save_png
+from ..report import error_bars, fmt_ci, markdown_table, write_markdown
 from .data import PerturbedSet
 from .stats import METRICS, performances, spearman_intervals, spearman_table, structure
 
-__all__ = ["write_report"]
+__all__ = ["write_report", "scatter_figure"]
 
 METRIC_LABELS = {"chrf2": "chrF-2", "lev": "Levenshtein", "compression": "compression"}
 UNIT_COLOURS = {"none": "black", "word": "tab:blue", "subword": "tab:orange", "char": "tab:red"}
 KIND_MARKERS = {"none": "*", "shuffle": "s", "phrase": "o", "flip": "^"}
 
 
+def scatter_figure(rows: Sequence[dict[str, Any]], sets: Sequence[PerturbedSet]) -> Figure:
+    """The scatter plots of ``rows`` (the perturbed ``sets``' structure and performances)."""
+    return _scatter(structure(rows), performances(rows), {s.name: s for s in sets},
+                    _set_cis(rows))
+
+
 def _scatter(struct: dict[str, dict[str, float]], perf: dict[str, dict[str, float]],
-             kinds: dict[str, PerturbedSet], path: Path,
-             cis: dict[tuple[str, str], list[float]] | None = None) -> Path:
+             kinds: dict[str, PerturbedSet],
+             cis: dict[tuple[str, str], list[float]] | None = None) -> Figure:
     """One panel per (performance, structure metric); a probe's points carry their 95 %
     bootstrap intervals (``cis``: (label, set) -> [low, high]) as vertical error bars."""
-    plt = pyplot()
+    from matplotlib.lines import Line2D
+
     n = max(1, len(perf))
-    fig, axes = plt.subplots(n, len(METRICS), figsize=(2.5 * len(METRICS), 1.8 * n),
-                             squeeze=False)
+    fig, axes = new_figure(n, len(METRICS), figsize=(2.5 * len(METRICS), 1.8 * n))
     for i, (label, per_set) in enumerate(perf.items()):
         for j, m in enumerate(METRICS):
             ax = axes[i][j]
@@ -48,16 +55,16 @@ def _scatter(struct: dict[str, dict[str, float]], perf: dict[str, dict[str, floa
             if j == 0:
                 ax.set_ylabel(label, fontsize=7)
             ax.tick_params(labelsize=7)
-    handles = [plt.Line2D([], [], color=c, marker="o", linestyle="", label=u)
+    handles = [Line2D([], [], color=c, marker="o", linestyle="", label=u)
                for u, c in UNIT_COLOURS.items()]
-    handles += [plt.Line2D([], [], color="grey", marker=mk, linestyle="", label=k)
+    handles += [Line2D([], [], color="grey", marker=mk, linestyle="", label=k)
                 for k, mk in KIND_MARKERS.items()]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=7,
                frameon=False, bbox_to_anchor=(0.5, 1.0 + 0.12 / n))
     fig.suptitle("performance vs structure metric (Clouatre et al. 2022, Fig. 4)", fontsize=9,
                  y=1.0 + 0.3 / n)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fig
 
 
 def write_report(rows: Sequence[dict[str, Any]], outdir: Path, sets: Sequence[PerturbedSet],
@@ -94,7 +101,8 @@ def write_report(rows: Sequence[dict[str, Any]], outdir: Path, sets: Sequence[Pe
     sanity = _invariance(perf, sets, static)
     dev = [[f"{r['task']} {r['encoder']}:{r['layer']}", r["value"], r.get("best_epoch"),
             r.get("train_seconds")] for r in rows if r.get("split") == "dev"]
-    png = _scatter(struct, perf, kinds, outdir / "local-structure-scatter.png", _set_cis(rows))
+    png = save_png(_scatter(struct, perf, kinds, _set_cis(rows)),
+                   outdir / "local-structure-scatter.png")
     sections = [
         "Clouatre et al. 2022 (*Local Structure Matters Most*), Figures 4-5: structure metrics of "
         "perturbed test sets against the performance of probes trained on clean data and of a "

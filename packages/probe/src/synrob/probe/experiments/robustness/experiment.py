@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
@@ -32,6 +32,9 @@ from synrob.perturb.params import Param
 
 from ..base import FUSE_LAYERS, TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
 from ..stats import finite_mean
+
+if TYPE_CHECKING:
+    from ...figures import Figure
 
 __all__ = ["RobustnessExperiment", "parse_limits", "parse_perturber_params"]
 
@@ -273,6 +276,12 @@ class RobustnessExperiment(Experiment):
         from .report import derived_rows
 
         return derived_rows(rows)
+
+    def figure(self, rows: list[Row]) -> Figure | None:
+        """The worst-case drop against tau of ``robustness-tau.png`` (None without drops)."""
+        from .report import tau_figure
+
+        return tau_figure(rows)
 
 
 # ---------------------------------------------------------------------- one run

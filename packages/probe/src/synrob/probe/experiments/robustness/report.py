@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from ...figures import MARKERS, Figure, layer_ticks, new_figure, save_png
 from ..base import Context, Experiment, Row
 from ..intervals import boots, interval, p_above_zero
-from ..report import error_bars, markdown_table, mean_std, pyplot, save_figure, write_markdown
+from ..report import error_bars, markdown_table, mean_std, write_markdown
 from ..stats import finite_mean
 
-__all__ = ["COLUMNS", "ADVERSARY_TEXT", "write_report", "derived_rows"]
+__all__ = ["COLUMNS", "ADVERSARY_TEXT", "write_report", "derived_rows", "tau_figure"]
 
 #: Columns of the Table-1-shaped report: (header, task, per-sentence metric).
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -106,8 +107,7 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
     """``report.md`` (Table-1-shaped drops, clean scores, representation shifts) and
     ``robustness-tau.png`` (worst-case drop against tau)."""
     cells = _by_condition(rows)
-    present = {tm for cell in cells.values() for tm in cell}
-    cols = [c for c in COLUMNS if (c[1], f"drop_{c[2]}") in present]
+    cols = _columns(cells)
     conds = sorted(cells, key=lambda c: (str(c[0]), c[1], str(c[2]), c[3]))
     seeds = sorted({r.get("seed") for r in rows})
     header = ["encoder@layer", "perturbation", "τ", *(c[0] for c in cols), "ℓ2 (max)",
@@ -170,23 +170,36 @@ def write_report(exp: Experiment, rows: list[Row], ctx: Context) -> list[Path]:
                         "ran.")
     files = [write_markdown(ctx.outdir / "report.md", f"# {exp.name}", sections)]
     if cells:
-        files.append(_plot(cells, cols, ctx.outdir / "robustness-tau.png", by_rows))
+        files.append(save_png(_plot(cells, cols, by_rows), ctx.outdir / "robustness-tau.png"))
     return files
 
 
+def _columns(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]]
+             ) -> list[tuple[str, str, str]]:
+    """The :data:`COLUMNS` whose drops the rows hold."""
+    present = {tm for cell in cells.values() for tm in cell}
+    return [c for c in COLUMNS if (c[1], f"drop_{c[2]}") in present]
+
+
+def tau_figure(rows: list[Row]) -> Figure | None:
+    """The worst-case drop against tau, drawn from ``rows`` (None when they hold no drop)."""
+    cells = _by_condition(rows)
+    return _plot(cells, _columns(cells), _rows_by_condition(rows)) if cells else None
+
+
 def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
-          cols: list[tuple[str, str, str]], path: Path,
-          by_rows: dict[tuple[Any, ...], list[Row]] | None = None) -> Path:
+          cols: list[tuple[str, str, str]],
+          by_rows: dict[tuple[Any, ...], list[Row]] | None = None) -> Figure:
     """One panel per column: the drop against tau per model and perturbation, with the 95 %
-    bootstrap intervals (:func:`derived_rows`) as error bars where the runs carry them."""
-    plt = pyplot()
+    bootstrap intervals (:func:`derived_rows`) as error bars where the runs carry them. Ticks at
+    the budgets; each line its own marker, so that lines on the same points stay visible."""
     panels = [*cols, ("ℓ2 (max)", "", "l2")]
     ncol = min(4, len(panels))
     nrow = (len(panels) + ncol - 1) // ncol
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 2.8 * nrow), squeeze=False)
+    fig, axes = new_figure(nrow, ncol, figsize=(3.6 * ncol, 2.8 * nrow))
     lines = sorted({(c[0], c[1], c[2]) for c in cells}, key=str)
     for ax, (title, task, metric) in zip(axes.flat, panels, strict=False):
-        for enc, layer, pert in lines:
+        for i, (enc, layer, pert) in enumerate(lines):
             taus = sorted(c[3] for c in cells if c[:3] == (enc, layer, pert))
             ys, cis = [], []
             for tau in taus:
@@ -199,10 +212,11 @@ def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
                     enc, layer, pert, tau) and k[5] == (f"drop_{metric}" if task else metric)
                     and (not task or k[4] == task)), [])
                 cis.append(list(interval(group)))
-            ax.errorbar(taus, ys, yerr=error_bars(ys, cis), marker="o", capsize=2,
-                        label=f"{enc}@{layer} {pert}")
+            ax.errorbar(taus, ys, yerr=error_bars(ys, cis), marker=MARKERS[i % len(MARKERS)],
+                        capsize=2, label=f"{enc}@{layer} {pert}")
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("τ (words substituted)", fontsize=8)
+        layer_ticks(ax, [c[3] for c in cells])
         ax.axhline(0, color="grey", lw=0.5)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(panels):]:
@@ -212,4 +226,4 @@ def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
                bbox_to_anchor=(0.5, -0.02 - 0.03 * ((len(labels) - 1) // 4)))
     fig.suptitle("Worst-case drop against the substitution budget τ", fontsize=10)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fig

@@ -15,13 +15,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from synrob.perturb.errors import ParameterError, ResourceError
 from synrob.perturb.params import Param
 
 from ..base import Context, Experiment, Row, RunSpec
+
+if TYPE_CHECKING:
+    from ...figures import Figure
 
 __all__ = ["SentEvalExperiment"]
 
@@ -302,6 +305,13 @@ class SentEvalExperiment(Experiment):
         from .stats import derived_rows
 
         return derived_rows(rows, self.task_names())
+
+    def figure(self, rows: list[Row]) -> Figure | None:
+        """Accuracy per layer of ``senteval-layers.png`` (None unless an encoder was probed
+        at several layers)."""
+        from .report import layers_figure
+
+        return layers_figure(rows, self.task_names())
 
 
 def _behaviour_rows(key: dict[str, Any], ctx: Context) -> list[Row]:

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report import error_bars, fmt_p, markdown_table, pyplot, save_figure, write_markdown
+from ...figures import MARKERS, Figure, layer_ticks, new_figure, save_png
+from ..report import error_bars, fmt_p, markdown_table, write_markdown
 from .stats import accuracies, behaviour, intervals, leads, row_order, task_sizes
 
-__all__ = ["PAPER_TABLE2", "PAPER_SOURCE", "write_report", "lead_table"]
+__all__ = ["PAPER_TABLE2", "PAPER_SOURCE", "write_report", "lead_table", "layers_figure"]
 
 PAPER_SOURCE = ("Conneau, Kruszewski, Lample, Barrault & Baroni (2018), \"What you can cram into a "
                 "single $&!#* vector: Probing sentence embeddings for linguistic properties\", "
@@ -60,10 +61,10 @@ def lead_table(items: Sequence[dict[str, Any]]) -> str:
 _STYLES = ("-", "--", ":", "-.")
 
 
-def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Path) -> Path | None:
+def layers_figure(rows: Sequence[dict[str, Any]], tasks: Sequence[str]) -> Figure | None:
     """One panel per task: test accuracy per layer of every encoder probed at several layers
     (one line per encoder x classifier, error bars: 95 % bootstrap intervals), the majority and
-    bag-of-vectors baselines as flat lines."""
+    bag-of-vectors baselines as flat lines. Ticks at the layers probed."""
     test = [r for r in rows if r.get("split") == "test" and r.get("metric") == "accuracy"]
     enc_rows = [r for r in test if r.get("kind") == "encoder"]
     encoders = [e for e in dict.fromkeys(r["encoder"] for r in enc_rows)
@@ -71,11 +72,13 @@ def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Pat
     if not encoders:
         return None
     classifiers = list(dict.fromkeys(r["classifier"] for r in enc_rows))
-    plt = pyplot()
+    import matplotlib
+
+    layers = [r["layer"] for r in enc_rows if r["encoder"] in encoders]
     ncols = min(5, len(tasks))
     nrows = -(-len(tasks) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 2.6 * nrows), squeeze=False)
-    cmap = plt.get_cmap("tab10")
+    fig, axes = new_figure(nrows, ncols, figsize=(3.0 * ncols, 2.6 * nrows))
+    cmap = matplotlib.colormaps["tab10"]
     for k, task in enumerate(tasks):
         ax = axes[k // ncols][k % ncols]
         for ei, enc in enumerate(encoders):
@@ -86,7 +89,8 @@ def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Pat
                              and r["classifier"] == clf)
                 if pts:
                     ys = [p[1] for p in pts]
-                    ax.errorbar([p[0] for p in pts], ys, marker="o", ms=3, capsize=2,
+                    ax.errorbar([p[0] for p in pts], ys, ms=3, capsize=2,
+                                marker=MARKERS[(ei * len(classifiers) + ci) % len(MARKERS)],
                                 yerr=error_bars(ys, [p[2:] for p in pts]),
                                 color=cmap(ei % 10), linestyle=_STYLES[ci % len(_STYLES)],
                                 label=f"{enc} {clf}")
@@ -96,6 +100,7 @@ def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Pat
                 ax.axhline(vals[0], color="grey", linestyle=style, linewidth=1, label=name)
         ax.set_title(task, fontsize=9)
         ax.tick_params(labelsize=7)
+        layer_ticks(ax, layers)
         ax.grid(alpha=0.3)
         if k % ncols == 0:
             ax.set_ylabel("test accuracy (%)", fontsize=8)
@@ -107,7 +112,7 @@ def _plot_layers(rows: Sequence[dict[str, Any]], tasks: Sequence[str], path: Pat
     fig.legend(handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=8,
                bbox_to_anchor=(0.5, -0.02 - 0.02 * nrows))
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fig
 
 
 def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str]) -> list[Path]:
@@ -140,7 +145,8 @@ def write_report(rows: list[dict[str, Any]], outdir: Path, tasks: Sequence[str])
     size_table = markdown_table(["task", "train", "dev", "test", "classes"],
                                 [[t, *sizes.get(t, {}).values()] for t in tasks if t in sizes])
     files: list[Path] = []
-    plot = _plot_layers(rows, tasks, outdir / "senteval-layers.png")
+    fig = layers_figure(rows, tasks)
+    plot = None if fig is None else save_png(fig, outdir / "senteval-layers.png")
     sections = [
         "Test accuracy (%) of each baseline and each encoder/layer/classifier on the SentEval "
         "probing tasks (tasks as columns, as in the paper's Table 2). Classifiers and the NB "
