@@ -34,7 +34,7 @@ from typing import Any
 
 from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.blas import ReproducibilityWarning, default_mode_warning
-from synrob.perturb.errors import ParameterError
+from synrob.perturb.errors import ParameterError, arg
 
 from ..html_report import write_report_html
 from ..progress import Counter, Progress
