@@ -175,6 +175,7 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
     from .probing import encoder_features, read_saved, run_probe
 
     device = check_device(device)  # a missing or invalid device fails before any work
+    bar = resolve_progress(progress)
     saved = read_saved(Path(load)) if load is not None else None
     names = probe_names(saved, encoder, None if layer is None else str(layer), task, probe)
     setup = build_setup(get_registry(), names[0], names[2], names[3], params, saved, encoder)
@@ -189,7 +190,6 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
     if layers is None:
         layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
     kw = dict(encoder=names[0], task=setup.task, probe=setup.probe, layers=layers, tests=tests,
-    bar = resolve_progress(progress)
               features=features, train=train_p, dev=dev_p, seed=seed, device=device,
               save=save, load=load, keep_predictions=keep_predictions, baselines=baselines,
               encoder_params=setup.enc_params, encoder_identity=setup.identity, fuse=fuse,
@@ -402,6 +402,7 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
     from .probing import encoder_features
 
     device = check_device(device)  # a missing or invalid device fails before any work
+    bar = resolve_progress(progress)
     reg = get_registry()
     saved = load_eraser(Path(load)) if load is not None else None
     setup = es.build_erase_setup(reg, es.erase_names(saved, encoder, layer, task), params,
@@ -416,7 +417,6 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
                                 layers=[setup.layer], progress=bar)
     run = run_amnesic(task=setup.task, probe=setup.probe, features=features, layer=setup.layer,
                       also=es.also_tasks(reg, also), seed=seed, device=device, eraser=saved,
-    bar = resolve_progress(progress)
                       fit=fit, meta=es.eraser_meta(setup, control, seed, paths["train"],
                                                    language.code),
                       progress=bar, **paths)
