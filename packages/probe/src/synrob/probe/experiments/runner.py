@@ -182,16 +182,8 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
         execute_runs(experiment, todo, ctx, on_done=save, backend=backend, workers=workers,
                      address=address)
         counter.close()
-    rows: list[Row] = []
-    runs: list[dict[str, Any]] = []
-    fresh = {i for i, _ in todo}
-    for run_id, spec in zip(ids, specs, strict=True):
-        saved = json.loads((runs_dir / f"{run_id}.json").read_text(encoding="utf-8"))
-        runs.append({"id": run_id, "label": spec.label, "key": dict(spec.key),
-                     "content_key": ckey_of[run_id], "seconds": saved["seconds"],
-                     "reused": run_id not in fresh, "provenance": saved.get("provenance", {})})
-        rows.extend({"experiment": experiment.name, "run": run_id, "seed": seed, **r}
-                    for r in saved["rows"])
+    rows, runs = _saved_runs(experiment.name, seed, runs_dir, list(zip(ids, specs, strict=True)),
+                             ckey_of, {i for i, _ in todo})
     with ctx.stage("report"):
         files = experiment.report(rows, ctx)
         derived = [{"experiment": experiment.name, "run": None, "seed": seed, "derived": True,
@@ -208,6 +200,23 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     write_report_html(out, content)
     _write_json(out / "results.json", content)  # last: a complete results.json means done
     return result
+
+
+def _saved_runs(name: str, seed: int, runs_dir: Path, grid: list[tuple[str, RunSpec]],
+                ckey_of: dict[str, Any], fresh: set[str]
+                ) -> tuple[list[Row], list[dict[str, Any]]]:
+    """The rows of every run of ``grid`` (run id, spec) as saved in ``runs_dir``, and each
+    run's record for results.json (``fresh``: the ids executed by this invocation)."""
+    rows: list[Row] = []
+    runs: list[dict[str, Any]] = []
+    for run_id, spec in grid:
+        saved = json.loads((runs_dir / f"{run_id}.json").read_text(encoding="utf-8"))
+        runs.append({"id": run_id, "label": spec.label, "key": dict(spec.key),
+                     "content_key": ckey_of[run_id], "seconds": saved["seconds"],
+                     "reused": run_id not in fresh, "provenance": saved.get("provenance", {})})
+        rows.extend({"experiment": name, "run": run_id, "seed": seed, **r}
+                    for r in saved["rows"])
+    return rows, runs
 
 
 def run_time(runs: list[dict[str, Any]]) -> dict[str, Any]:
