@@ -64,6 +64,8 @@ def test_display_kind_follows_the_kernel_and_ipywidgets(monkeypatch: pytest.Monk
         _fake_kernel(m, widgets=False)
         assert pg.display_kind() == "lines"
     if pg.importlib.util.find_spec("ipywidgets") is not None:
+        import tqdm.notebook  # noqa: F401  (imports the real IPython before it is faked)
+
         with monkeypatch.context() as m:
             _fake_kernel(m, widgets=True)
             assert pg.display_kind() == "widget"

@@ -71,7 +71,11 @@ def display_kind() -> str:
     shown only when stderr is a terminal)."""
     if not _in_kernel():
         return "terminal"
-    return "widget" if importlib.util.find_spec("ipywidgets") is not None else "lines"
+    if importlib.util.find_spec("ipywidgets") is None:
+        return "lines"
+    from tqdm import notebook  # imports ipywidgets; IProgress is None where that failed
+
+    return "widget" if getattr(notebook, "IProgress", None) is not None else "lines"
 
 
 def _in_kernel() -> bool:
