@@ -186,7 +186,7 @@ def _draw(ax: Any, series: Sequence[tuple[str, list[int], list[float], list[Any]
     every layer says so in the legend."""
     for i, (label, xs, ys, cis) in enumerate(series):
         same = _coinciding(series, i)
-        shift = dodge(i, len(series), layers)
+        shift = dodge(i, len(series), layers, share=0.2)
         ax.errorbar([x + shift for x in xs], ys, yerr=error_bars(ys, cis),
                     marker=MARKERS[i % len(MARKERS)], markersize=max(8 - 1.2 * i, 4),
                     capsize=3, label=label if same is None else f"{label} (= {same} at "
