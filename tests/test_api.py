@@ -14,7 +14,7 @@ PERTURB_API = ["__version__", "read_conllu", "write_conllu", "list_perturbers", 
                "perturb", "PerturbResult", "Sentence", "Perturber", "PerturbRecord", "chrf2",
                "levenshtein", "compression_rates", "SynrobError", "ResultTable"]
 PROBE_API = ["__version__", "encode", "probe", "erase", "EraseResult", "score_pairs", "run_experiment",
-             "list_experiments", "make_experiment", "ProbeResult", "ScoreResult", "load_results",
+             "RepresentationSet", "list_experiments", "make_experiment", "ProbeResult", "ScoreResult", "load_results",
              "ExperimentResults", "compare", "Comparison", "write_comparison", "Progress",
              "ProgressOption", "StageCallback", "RunCallback"]
 
@@ -126,8 +126,8 @@ def test_probe_api_is_the_cli(cli, slices) -> None:
     assert len(model) == 1 and model[0]["value"] == cli_json["results"][test]["uuas"]
     assert [model[0]["ci_low"], model[0]["ci_high"]] == cli_json["results"][test]["uuas_ci95"]
     roles = {x["role"] for x in res.rows}
-    assert {"model", "control", "selectivity", "baseline"} <= roles
-    base = [x for x in res.rows if x["role"] == "baseline" and x["encoder"] == "path"
+    assert {"model", "control", "selectivity", "path", "majority"} <= roles
+    base = [x for x in res.rows if x["role"] == "path" and x["encoder"] == "path"
             and x["metric"] == "uuas"]
     assert base[0]["value"] == cli_json["baselines"]["path"][test]["uuas"]
     assert all(isinstance(x["value"], float) for x in res.rows)

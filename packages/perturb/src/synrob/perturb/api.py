@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Perturber
+from .catalog import Catalog
 from .corpus import Sentence
 from .errors import ParameterError
 from .pipeline import PerturbRecord, PipelineStats
@@ -43,15 +44,17 @@ def write_conllu(sentences: Iterable[Sentence], dest: str | os.PathLike[str]) ->
     return _write(sentences, dest)
 
 
-def list_perturbers() -> list[dict[str, Any]]:
+def list_perturbers() -> Catalog:
     """Every registered perturber's description (name, version, summary, paper, languages,
-    parameters), built-in and plugin alike, as ``synrob perturb --describe`` prints it."""
+    parameters), built-in and plugin alike, as ``synrob perturb --describe`` prints it: a list
+    of dicts that is also a table (``.to_pandas()``, a notebook view)."""
     from .plugins import get_registry
 
     reg = get_registry()
-    return [{**reg.get("perturber", n).describe(),
-             "distribution": reg.info("perturber", n).distribution}
-            for n in reg.names("perturber")]
+    return Catalog([{**reg.get("perturber", n).describe(),
+                     "distribution": reg.info("perturber", n).distribution}
+                    for n in reg.names("perturber")], "perturbers",
+                   ("name", "version", "summary", "languages", "distribution"))
 
 
 def make_perturber(kind: str, *, lang: str = "en", lang_source: str = "",

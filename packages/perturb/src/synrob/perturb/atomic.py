@@ -7,12 +7,18 @@ goes through this module; no other module calls ``os.replace``. A writer gets a 
 On success the temporary file is renamed onto the destination; on any exception, including
 ``KeyboardInterrupt``, it is removed and the destination is left as it was. A process killed by
 ``SIGKILL`` can leave a ``.*.tmp`` file behind, never a truncated destination.
+
+A published file has the mode of any file the process creates (``0644`` under the usual umask
+``022``), also when its writer made it private: ``safetensors.save_file`` writes through its own
+``mkstemp``-style temporary file, which is ``0600``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import stat
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -34,16 +40,37 @@ def publish(tmp: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
     return Path(dest)
 
 
+@functools.cache
+def _umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # elsewhere: set and restore at once
+    os.umask(mask)
+    return mask
+
+
+def _usual_mode(tmp: Path) -> None:
+    """Give the file ``tmp`` the mode a newly created file gets (``0666`` less the umask)."""
+    mode = 0o666 & ~_umask()
+    st = tmp.stat()
+    if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != mode:
+        tmp.chmod(mode)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A fresh temporary path beside ``path`` for writers that take a file name (a tokenizer's
-    ``save``, ``safetensors.save_file``, ``np.save``); published onto ``path`` when the block
-    ends without an exception, removed otherwise."""
+    ``save``, ``safetensors.save_file``, ``np.save``); published onto ``path``, with the usual
+    mode of a new file, when the block ends without an exception, removed otherwise."""
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_beside(dest)
     try:
         yield tmp
+        _usual_mode(tmp)
         publish(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)

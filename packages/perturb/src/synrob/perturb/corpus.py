@@ -152,6 +152,22 @@ class Sentence:
     def __len__(self) -> int:
         return len(self.words())
 
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 80 else self.text[:79] + "…"
+        where = self.sent_id or f"{self.path}:{self.line}"
+        return f"<Sentence {where} ({len(self)} words): {text!r}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the text, then one row per syntactic word."""
+        import html
+        from dataclasses import asdict
+
+        from .table import html_table
+
+        where = html.escape(self.sent_id or f"{self.path}:{self.line}")
+        return (f"<p><b>{where}</b>: {html.escape(self.text)}</p>"
+                + html_table([asdict(w) for w in self.words()], limit=None))
+
     @property
     def forms(self) -> list[str]:
         return [w.form for w in self.words()]

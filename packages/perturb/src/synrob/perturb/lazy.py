@@ -13,7 +13,9 @@ __all__ = ["lazy_exports"]
 def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]
                  ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: name ``n`` comes from submodule
-    ``exports[n]`` when first read, and is then kept in ``namespace`` (the package's globals)."""
+    ``exports[n]`` when first read, and is then kept in ``namespace`` (the package's globals).
+    ``dir()`` (and so tab completion, IPython's and jedi's) lists the public names only: the
+    exports and ``__version__``, not the helpers the package imported nor its submodules."""
 
     def getattr_(name: str) -> Any:
         module = exports.get(name)
@@ -24,6 +26,6 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
         return value
 
     def dir_() -> list[str]:
-        return sorted(set(namespace) | set(exports) | {"__version__"})
+        return sorted({*exports, "__version__"})
 
     return getattr_, dir_

@@ -17,7 +17,7 @@ except PackageNotFoundError:  # pragma: no cover
 #: so ``import synrob.probe`` imports no torch. Every other module path is private.
 _EXPORTS = {
     "encode": "api", "probe": "api", "erase": "api", "EraseResult": "api",
-    "score_pairs": "api", "run_experiment": "api",
+    "score_pairs": "api", "run_experiment": "api", "RepresentationSet": "representations",
     "list_experiments": "api", "make_experiment": "api", "ProbeResult": "api", "ScoreResult": "api",
     "load_results": "results", "ExperimentResults": "results",
     "compare": "comparison", "Comparison": "comparison", "write_comparison": "comparison",

@@ -17,8 +17,10 @@ per-file results (``LayerResult.results[file]``):
   paired ``M_ci95``), all on the same resamples;
 
 and to ``LayerResult.extras["deltas"]``, per perturbed test file (every test file after the
-first, aligned with the first), the **drop** clean - perturbed of every metric with its
-``M_ci95`` and one-sided ``M_p_value``; ``p_value`` is that of the task's primary metric.
+first, aligned with the first), the **drop** clean - perturbed of every metric (``drops``, on
+whenever there are several test files: a point difference needs no bootstrap), with ``bootstrap``
+> 0 its ``M_ci95`` and one-sided ``M_p_value``; ``p_value`` is that of the task's primary metric
+(None without a bootstrap).
 
 Intervals of length-averaged metrics (DSpr, NSpr) resample within each sentence length, and
 intervals and drops resample source sentences with all their variants
@@ -54,10 +56,14 @@ class AnalysisOptions:
     mdl: bool = False
     bootstrap: int = 0
     seeds: list[int] = field(default_factory=list)
+    #: clean - perturbed drops between the first test file and the others (point values; with
+    #: their intervals when ``bootstrap`` > 0, which implies them)
+    drops: bool = False
 
     @property
     def active(self) -> bool:
-        return self.control or self.mdl or self.bootstrap > 0 or bool(self.seeds)
+        return (self.control or self.mdl or self.bootstrap > 0 or bool(self.seeds)
+                or self.drops)
 
 
 def check_options(opts: AnalysisOptions, task: Task, loading: bool) -> None:
@@ -241,19 +247,22 @@ def paired_drops(clean: Sequence[dict[str, st.SentenceStats]],
     one clean sentence (its variants) are resampled together (:func:`stats.source_clusters`,
     :func:`stats.cluster_indices`). ``clean`` / ``pert``: per training seed, the files'
     statistics. Plain cluster draws come from ``rngs[0]``; a length-averaged metric's are
-    stratified by its clean sentence's stratum and come from ``rngs[1]``."""
+    stratified by its clean sentence's stratum and come from ``rngs[1]``. With ``n_boot`` 0,
+    the point drops alone."""
     clusters = st.source_clusters(ci)
-    plain = st.cluster_indices(clusters, n_boot, rngs[0])
+    plain = st.cluster_indices(clusters, n_boot, rngs[0]) if n_boot > 0 else None
     drawn: dict[bytes, Any] = {}
     out: dict[str, Any] = {"pairs": int(ci.size), "sources": len(clusters)}
     for k in metrics:  # a pair's stratum is its clean sentence's
-        idx = _metric_indices(clean[0][k], plain, drawn, lambda s: _strata_draw(
-            clusters, n_boot, rngs[1], np.asarray(s)[ci]))
         point = (float(np.mean([s[k].value(ci) for s in clean]))
                  - float(np.mean([s[k].value(pi) for s in pert])))
+        out[k] = point
+        if plain is None:
+            continue
+        idx = _metric_indices(clean[0][k], plain, drawn, lambda s: _strata_draw(
+            clusters, n_boot, rngs[1], np.asarray(s)[ci]))
         drops = (st.bootstrap_values([s[k] for s in clean], st.take(ci, idx))
                  - st.bootstrap_values([s[k] for s in pert], st.take(pi, idx)))
-        out[k] = point
         out[f"{k}_ci95"] = st.percentile_interval(drops)
         out[f"{k}_p_value"] = st.one_sided_p(drops)
     return out
@@ -290,7 +299,7 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
     check_options(opts, task, kw.get("load") is not None)
     seeds = opts.seeds or [int(kw.get("seed", 0))]
     keep = bool(kw.get("keep_predictions")) or opts.bootstrap > 0
-    kw = {**kw, "keep_stats": opts.bootstrap > 0}
+    kw = {**kw, "keep_stats": opts.bootstrap > 0 or opts.drops}
     runs = [run_probe(**{**kw, "seed": s, "keep_predictions": keep,
                          "save": kw.get("save") if k == 0 else None,
                          "baselines": kw.get("baselines", True) and k == 0})
@@ -317,5 +326,6 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
         if opts.bootstrap > 0:
             _add_intervals(res, task, run.golds, opts.bootstrap, seeds[0], controls, ctrl_tasks,
                            run, clusters)
+        if opts.bootstrap > 0 or opts.drops:
             _add_deltas(res, task, run.golds, opts.bootstrap, seeds[0])
     return run

@@ -13,19 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synrob.perturb.catalog import Catalog
+from synrob.perturb.language import Language
 from synrob.perturb.table import ResultTable
 
 from .comparison import Comparison, compare
+from .probing import LayerResult, ProbeRun
 from .progress import Counter, ProgressOption, RunCallback, StageCallback, resolve_progress
+from .representations import RepresentationSet
 from .results import ExperimentResults, load_results
+from .tasks.base import Task
 
-if TYPE_CHECKING:
-    from synrob.perturb.language import Language
-
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn
     from .figures import Figure
-    from .probing import LayerResult, ProbeRun
-    from .representations import RepresentationSet
-    from .tasks.base import Task
 
 __all__ = ["Comparison", "EraseResult", "ExperimentResults", "ProbeResult", "ScoreResult",
            "compare", "encode", "erase", "list_experiments", "load_results", "probe",
@@ -56,9 +56,12 @@ def encode(corpus: str | os.PathLike[str], encoder: str, *, layers: Sequence[int
 class ProbeResult(ResultTable):
     """A probe run: ``run`` (every layer's results, baselines, logs), ``language``, and
     ``rows``: one per (layer or baseline, test file, role, metric) with ``value``,
-    ``ci_low``/``ci_high`` and ``p_value`` where computed. ``role`` is ``model``,
-    ``control``, ``selectivity``, ``lead`` (over baseline ``vs``), ``mdl``, ``baseline``
-    or ``drop`` (clean minus perturbed, ``reference`` the clean file)."""
+    ``ci_low``/``ci_high`` and ``p_value`` where computed. ``test`` is the test file as the
+    caller gave it (``sample:en_ewt:test``), ``test_path`` the file read. ``role`` is ``model``,
+    ``control``, ``selectivity``, ``lead`` (over the baseline named in ``baseline``), ``mdl``,
+    ``drop`` (clean minus perturbed, ``reference`` the clean file; a point difference without
+    ``bootstrap``, with its interval and p-value with one), or a baseline's name (``path``,
+    ``majority``), as in an experiment's rows (:class:`ExperimentResults`)."""
 
     run: ProbeRun
     language: Language
@@ -67,11 +70,13 @@ class ProbeResult(ResultTable):
     #: The encoder's device map, offload and quantization where not the defaults
     #: (:mod:`synrob.perturb.placement`): a quantized model's scores are not the model's own.
     placement: dict[str, Any] = field(default_factory=dict)
+    #: test file read -> the spec the caller gave for it (``sample:en_ewt:test``)
+    specs: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.title = (f"probe {self.run.encoder} {self.run.task.name} ({self.run.probe.name}), "
                       f"seed {self.run.seed}")
-        self.rows = probe_rows(self.run, self.language.code)
+        self.rows = probe_rows(self.run, self.language.code, self.specs)
 
     @property
     def best(self) -> LayerResult:
@@ -109,7 +114,7 @@ def _metric_rows(m: Mapping[str, Any], base: dict[str, Any]) -> list[dict[str, A
         if isinstance(v, Mapping):
             if k == "lead":
                 for name, mm in v.items():
-                    rows += _metric_rows(mm, {**base, "role": "lead", "vs": name})
+                    rows += _metric_rows(mm, {**base, "role": "lead", "baseline": name})
             else:
                 rows += _metric_rows(v, {**base, "role": k})
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -123,29 +128,36 @@ def _metric_rows(m: Mapping[str, Any], base: dict[str, Any]) -> list[dict[str, A
     return rows
 
 
-def probe_rows(run: ProbeRun, lang: str) -> list[dict[str, Any]]:
-    """Every number of ``run`` as flat rows (see :class:`ProbeResult`)."""
+def probe_rows(run: ProbeRun, lang: str, specs: Mapping[str, str] | None = None
+               ) -> list[dict[str, Any]]:
+    """Every number of ``run`` as flat rows (see :class:`ProbeResult`); ``specs`` maps a test
+    file read to the spec given for it."""
     common = {"task": run.task.name, "probe": run.probe.name, "seed": run.seed, "lang": lang}
+
+    def test(path: str) -> dict[str, Any]:
+        return {"test": (specs or {}).get(path, path), "test_path": path, "split": "test"}
+
     rows: list[dict[str, Any]] = []
     for res in run.layers:
         base = {"encoder": run.encoder, "layer": res.layer, **common}
         rows += _metric_rows(res.dev, {**base, "test": None, "split": "dev", "role": "model"})
         for t, m in res.results.items():
-            rows += _metric_rows(m, {**base, "test": t, "split": "test", "role": "model"})
+            rows += _metric_rows(m, {**base, **test(t), "role": "model"})
         for t, d in res.extras.get("deltas", {}).items():
-            meta = {"reference": d.get("reference"), "pairs": d.get("pairs")}
+            meta = {"reference": test(d["reference"])["test"], "pairs": d.get("pairs")}
             rows += _metric_rows({k: v for k, v in d.items() if k not in ("pairs", "sources")},
-                                 {**base, "test": t, "split": "test", "role": "drop", **meta})
-    for name, per_file in run.baselines.items():
+                                 {**base, **test(t), "role": "drop", **meta})
+    for name, per_file in run.baselines.items():  # a baseline's role is its name
         for t, m in per_file.items():
-            rows += _metric_rows(m, {"encoder": name, "layer": None, **common, "test": t,
-                                     "split": "test", "role": "baseline"})
+            rows += _metric_rows(m, {"encoder": name, "layer": None, **common, **test(t),
+                                     "role": name})
     return rows
 
 
-def probe(test: str | Sequence[str], *, encoder: str | None = None,
-          layer: int | str | None = None, task: str | None = None, train: str | None = None,
-          dev: str | None = None, probe: str | None = None, params: Params = (),
+def probe(test: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
+          encoder: str | None = None, layer: int | str | None = None, task: str | None = None,
+          train: str | None = None, dev: str | None = None, probe: str | None = None,
+          params: Params = (),
           seed: int = 0, seeds: Sequence[int] | str | None = None, device: str = "auto",
           control: bool = False, mdl: bool = False, bootstrap: int = 0,
           baselines: bool = True, save: str | os.PathLike[str] | None = None,
@@ -184,8 +196,8 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
         check_saved_setup(saved, setup, layers)  # type: ignore[arg-type]
     features = encoder_features(names[0], params=setup.enc_params or None, device=device,
                                 layers="all" if layers is None else layers, progress=bar)
-    tests, train_p, dev_p = data_paths([test] if isinstance(test, str) else list(test),
-                                       train, dev)
+    given = [test] if isinstance(test, (str, os.PathLike)) else list(test)
+    tests, train_p, dev_p = data_paths([os.fspath(t) for t in given], train, dev)
     language = infer_language(tests[:1], lang)
     if layers is None:
         layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
@@ -196,10 +208,11 @@ def probe(test: str | Sequence[str], *, encoder: str | None = None,
               on_layer=(lambda r: on_layer(r, setup.task)) if on_layer else None,
               progress=bar)
     seed_ints = seed_list(seeds) if isinstance(seeds, str) else list(seeds or [])
-    opts = AnalysisOptions(control, mdl, bootstrap, seed_ints)
+    opts = AnalysisOptions(control, mdl, bootstrap, seed_ints, drops=len(tests) > 1)
     run = run_analysed(opts, **kw) if opts.active else run_probe(**kw)  # type: ignore[arg-type]
     return ProbeResult(run, language, names[1] == "all",
-                       placement=_encoder_placement(setup.identity))
+                       placement=_encoder_placement(setup.identity),
+                       specs={t: os.fspath(g) for t, g in zip(tests, given, strict=True)})
 
 
 def _encoder_placement(identity: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,14 +295,16 @@ def _placement_record(placement: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ experiments
-def list_experiments() -> list[dict[str, Any]]:
-    """Every registered experiment: name, version, summary, paper, parameters, presets."""
+def list_experiments() -> Catalog:
+    """Every registered experiment: name, version, summary, paper, parameters, presets; a list
+    of dicts that is also a table (``.to_pandas()``, a notebook view)."""
     from synrob.perturb.params import describe_component
     from synrob.perturb.plugins import get_registry
 
-    return [{**describe_component(c.cls), "presets": list(c.cls.presets),
-             "distribution": c.distribution}
-            for c in get_registry().components("experiment")]
+    return Catalog([{**describe_component(c.cls), "presets": list(c.cls.presets),
+                     "distribution": c.distribution}
+                    for c in get_registry().components("experiment")], "experiments",
+                   ("name", "version", "summary", "presets", "distribution"))
 
 
 def make_experiment(name: str, preset: str | None = None, params: Params = ()) -> Any:

@@ -8,6 +8,7 @@ arrays. A corpus already in the cache is served without loading the model.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
 import platform
@@ -45,8 +46,16 @@ CHUNK_WORDS = 16384
 KERNEL_CACHE_ENTRIES = 32
 
 
+def _layers_text(layers: Sequence[int]) -> str:
+    """``0-6`` for a run of layers, else ``1, 3, 6``."""
+    if len(layers) > 2 and list(layers) == list(range(layers[0], layers[-1] + 1)):
+        return f"{layers[0]}-{layers[-1]}"
+    return ", ".join(map(str, layers))
+
+
 class RepresentationSet:
-    """A finished cache entry: per-layer word vectors of one corpus.
+    """A finished cache entry: per-layer word vectors of one corpus (what
+    :func:`synrob.probe.encode` returns; a notebook shows its :meth:`summary`).
 
     ``layer_matrix(l)`` is ``((n_words, dim) memmap, (n_sentences + 1,) offsets)``; sentence
     ``i`` owns rows ``offsets[i]:offsets[i + 1]``, one per syntactic word in CoNLL-U order.
@@ -101,6 +110,25 @@ class RepresentationSet:
     def __repr__(self) -> str:
         return (f"RepresentationSet({self.encoder!r}, layers={self.layers}, dim={self.dim}, "
                 f"sentences={self.n_sentences}, words={self.n_words})")
+
+    def summary(self) -> dict[str, Any]:
+        """What the set holds, one value each: encoder, corpus, layers, dim, sentences, words,
+        OOV rate, stored dtype, pooling and the cache entry."""
+        return {"encoder": self.encoder, "corpus": self.meta.get("corpus_name", ""),
+                "layers": _layers_text(self.layers), "dim": self.dim,
+                "sentences": self.n_sentences, "words": self.n_words,
+                "oov_rate": round(self.oov_rate, 4), "dtype": self.meta.get("dtype", ""),
+                "pooling": self.meta.get("pooling", ""), "cache": str(self.cache_path)}
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: :meth:`summary` as a table, and how to read the vectors."""
+        from synrob.perturb.table import html_table
+
+        return (f"<p><b>RepresentationSet</b> of {html.escape(self.encoder)}</p>"
+                + html_table([self.summary()])
+                + "<p><code>.layer_matrix(layer)</code>: (words × dim, offsets); "
+                "<code>.words(layer)</code>: one array per sentence; "
+                "<code>.sentence_vectors(layer)</code>: one row per sentence</p>")
 
     def _map(self, name: str) -> np.ndarray:
         if name not in self._maps:  # not listed in index.json: mapped on first use

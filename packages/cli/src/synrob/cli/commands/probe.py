@@ -71,13 +71,14 @@ def _extra_cells(key: str, m: dict[str, Any], columns: list[str]) -> list[str]:
 
 
 def _delta_rows(run: ProbeRun) -> list[list[str]]:
-    """The best layer's clean - perturbed drops (``--bootstrap`` with several test files)."""
+    """The best layer's clean - perturbed drops (several test files; intervals and p-values
+    with ``--bootstrap``)."""
     deltas = run.best.extras.get("deltas") or {}
     key = run.task.primary_metric
     rows = [["drop (clean - perturbed)", "pairs", key, "ci95", "p_value"]]
     for f, d in deltas.items():
         rows.append([f, str(d["pairs"]), _fmt(d.get(key)), _interval(d.get(f"{key}_ci95")),
-                     _fmt(d.get("p_value"))])
+                     "" if d.get("p_value") is None else _fmt(d["p_value"])])
     return rows if len(rows) > 1 else []
 
 
