@@ -156,3 +156,29 @@ def test_probe_rows_keep_the_given_spec_name_baselines_as_experiments_do_and_dro
     assert booted["value"] == drop[0]["value"] and booted["ci_low"] <= booted["value"]
     baselines = {r["role"] for r in runs[0].rows if r["layer"] is None}
     assert baselines == {"path", "majority"} <= {role for role, _ in BASELINES}
+
+
+def test_the_docs_api_tables_name_the_arguments_the_code_takes() -> None:
+    """Every ``name(arg, kw=, **params)`` in docs/python.md's API tables is an exported
+    function whose signature has those parameters; every exported name is on the page."""
+    import inspect
+    import re
+
+    import synrob.perturb as sp
+    import synrob.probe as pr
+
+    page = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+    cells = [line.split("|")[1] for line in page.splitlines()
+             if line.startswith("| `") and line.count("|") >= 3]
+    calls = re.findall(r"`(\w+)\(([^)`]*)\)", "\n".join(cells))
+    assert len(calls) >= 15
+    for name, args in calls:
+        fn = getattr(sp, name, None) or getattr(pr, name)
+        params = inspect.signature(fn).parameters
+        for raw in filter(None, (a.strip() for a in args.split(","))):
+            arg = raw.lstrip("*").rstrip("=")
+            assert arg in params, f"docs/python.md: {name}({raw}): {name} has {list(params)}"
+    for mod in (sp, pr):
+        missing = [n for n in mod.__all__ if n != "__version__"
+                   and not re.search(rf"`[^`\n]*\b{n}\b[^`\n]*`", page)]
+        assert not missing, f"undocumented in docs/python.md: {missing}"
