@@ -261,3 +261,18 @@ def test_probe_result_plot_is_the_layer_curve(tiny_ewt_lms: dict[str, str],
     model = sorted((r["layer"], r["value"]) for r in res.rows if r["role"] == "model"
                    and r["split"] == "test" and r["metric"] == "acc")
     assert list(ax.containers[0][0].get_ydata()) == pytest.approx([v for _, v in model])
+
+
+@pytest.mark.slow
+def test_a_real_experiment_run_leaves_the_notebook_alone(notebook: Callable[[], None],
+                                                         tmp_path: Path) -> None:
+    """synrob.probe.run_experiment of a real study (robustness, sample preset, reduced: its
+    report draws robustness-tau.png), then its results' .plot()."""
+    res = pr.run_experiment("robustness", tmp_path / "rob", preset="sample", progress=False,
+                            params={"test_limit": 20, "tasks": "pos,root", "budgets": "1,2",
+                                    "epochs": 2})
+    assert (tmp_path / "rob" / "robustness-tau.png").is_file()
+    notebook()
+    fig = res.plot()
+    notebook()
+    assert all(list(ax.get_xticks()) == [1, 2] for ax in fig.axes if ax.has_data())

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...figures import MARKERS, Figure, layer_ticks, new_figure, save_png
+from ...figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
 from ..base import Context, Experiment, Row
 from ..intervals import boots, interval, p_above_zero
 from ..report import error_bars, markdown_table, mean_std, write_markdown
@@ -192,11 +192,12 @@ def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
           by_rows: dict[tuple[Any, ...], list[Row]] | None = None) -> Figure:
     """One panel per column: the drop against tau per model and perturbation, with the 95 %
     bootstrap intervals (:func:`derived_rows`) as error bars where the runs carry them. Ticks at
-    the budgets; each line its own marker, so that lines on the same points stay visible."""
+    the budgets; each line its own marker, moved sideways a little, so that lines on the same
+    points stay visible."""
     panels = [*cols, ("ℓ2 (max)", "", "l2")]
     ncol = min(4, len(panels))
     nrow = (len(panels) + ncol - 1) // ncol
-    fig, axes = new_figure(nrow, ncol, figsize=(3.6 * ncol, 2.8 * nrow))
+    fig, axes = new_figure(nrow, ncol, figsize=(3.6 * ncol, 2.8 * nrow), layout="constrained")
     lines = sorted({(c[0], c[1], c[2]) for c in cells}, key=str)
     for ax, (title, task, metric) in zip(axes.flat, panels, strict=False):
         for i, (enc, layer, pert) in enumerate(lines):
@@ -212,8 +213,10 @@ def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
                     enc, layer, pert, tau) and k[5] == (f"drop_{metric}" if task else metric)
                     and (not task or k[4] == task)), [])
                 cis.append(list(interval(group)))
-            ax.errorbar(taus, ys, yerr=error_bars(ys, cis), marker=MARKERS[i % len(MARKERS)],
-                        capsize=2, label=f"{enc}@{layer} {pert}")
+            shift = dodge(i, len(lines), [c[3] for c in cells], share=0.2)
+            ax.errorbar([t + shift for t in taus], ys, yerr=error_bars(ys, cis),
+                        marker=MARKERS[i % len(MARKERS)], capsize=2,
+                        label=f"{enc}@{layer} {pert}")
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("τ (words substituted)", fontsize=8)
         layer_ticks(ax, [c[3] for c in cells])
@@ -222,8 +225,7 @@ def _plot(cells: dict[tuple[Any, ...], dict[tuple[str, str], list[float]]],
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7,
-               bbox_to_anchor=(0.5, -0.02 - 0.03 * ((len(labels) - 1) // 4)))
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)),
+               fontsize=7, frameon=False)
     fig.suptitle("Worst-case drop against the substitution budget τ", fontsize=10)
-    fig.tight_layout()
     return fig

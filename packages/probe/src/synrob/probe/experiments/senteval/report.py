@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...figures import MARKERS, Figure, layer_ticks, new_figure, save_png
+from ...figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
 from ..report import error_bars, fmt_p, markdown_table, write_markdown
 from .stats import accuracies, behaviour, intervals, leads, row_order, task_sizes
 
@@ -77,7 +77,8 @@ def layers_figure(rows: Sequence[dict[str, Any]], tasks: Sequence[str]) -> Figur
     layers = [r["layer"] for r in enc_rows if r["encoder"] in encoders]
     ncols = min(5, len(tasks))
     nrows = -(-len(tasks) // ncols)
-    fig, axes = new_figure(nrows, ncols, figsize=(3.0 * ncols, 2.6 * nrows))
+    fig, axes = new_figure(nrows, ncols, figsize=(3.0 * ncols, 2.6 * nrows),
+                           layout="constrained")
     cmap = matplotlib.colormaps["tab10"]
     for k, task in enumerate(tasks):
         ax = axes[k // ncols][k % ncols]
@@ -89,8 +90,10 @@ def layers_figure(rows: Sequence[dict[str, Any]], tasks: Sequence[str]) -> Figur
                              and r["classifier"] == clf)
                 if pts:
                     ys = [p[1] for p in pts]
-                    ax.errorbar([p[0] for p in pts], ys, ms=3, capsize=2,
-                                marker=MARKERS[(ei * len(classifiers) + ci) % len(MARKERS)],
+                    i = ei * len(classifiers) + ci  # moved sideways: equal lines stay visible
+                    shift = dodge(i, len(encoders) * len(classifiers), layers, share=0.2)
+                    ax.errorbar([p[0] + shift for p in pts], ys, ms=4, capsize=2,
+                                marker=MARKERS[i % len(MARKERS)],
                                 yerr=error_bars(ys, [p[2:] for p in pts]),
                                 color=cmap(ei % 10), linestyle=_STYLES[ci % len(_STYLES)],
                                 label=f"{enc} {clf}")
@@ -109,9 +112,8 @@ def layers_figure(rows: Sequence[dict[str, Any]], tasks: Sequence[str]) -> Figur
     for k in range(len(tasks), nrows * ncols):
         axes[k // ncols][k % ncols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=8,
-               bbox_to_anchor=(0.5, -0.02 - 0.02 * nrows))
-    fig.tight_layout()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(6, len(labels)),
+               fontsize=8, frameon=False)
     return fig
 
 
