@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 
 from .atomic import publish
 from .data import cache_dir
-from .errors import MissingFileError, ResourceError, UnknownComponentError, close_names
+from .errors import MissingFileError, ResourceError, UnknownComponentError, did_you_mean
 
 __all__ = [
     "ModelAlias",
@@ -194,11 +194,11 @@ def refuse_near_miss(spec: str, known: Iterable[str], what: str) -> None:
     with its owner (``org/name``) and a bare one far from every known name (``gpt2``,
     ``bert-base-uncased``) go on to the hub."""
     known = sorted(known)
-    close = [] if "/" in spec else close_names(spec, known)
-    if close and not hub_cached(spec):
+    hint = "" if "/" in spec else did_you_mean(spec, known)
+    if hint and not hub_cached(spec):
         raise UnknownComponentError(
-            f"unknown {what} {spec!r} (did you mean {' or '.join(map(repr, close))}?): not one "
-            f"of {', '.join(known)}, a local path or a model in the Hugging Face cache")
+            f"unknown {what} {spec!r}{hint}: not one of {', '.join(known)}, a local path or a "
+            "model in the Hugging Face cache")
 
 
 def _alias_source(spec: str, alias: ModelAlias) -> ModelSource:
