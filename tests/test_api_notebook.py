@@ -182,3 +182,26 @@ def test_the_docs_api_tables_name_the_arguments_the_code_takes() -> None:
         missing = [n for n in mod.__all__ if n != "__version__"
                    and not re.search(rf"`[^`\n]*\b{n}\b[^`\n]*`", page)]
         assert not missing, f"undocumented in docs/python.md: {missing}"
+
+
+def test_score_and_erase_record_the_specs_given_with_their_paths_beside(
+        tmp_path: Path, ewt_train: Path) -> None:
+    """``score_pairs`` and ``erase`` summaries name the inputs as given (``sample:...``), the
+    resolved file beside each (``*_path``), as probe rows do."""
+    import synrob.probe as pr
+
+    sys.path.insert(0, str(ROOT / "tests" / "probe"))
+    try:
+        from tiny_llama import build_llama, ewt_texts
+    finally:
+        sys.path.pop(0)
+    lm = build_llama(tmp_path / "lm", ewt_texts(ewt_train, 200), blocks=2)
+    spec = "sample:en_ewt:test"
+    score = pr.score_pairs(spec, spec, lm=str(lm), bootstrap=0, limit=3, progress=False)
+    assert (score.summary["original"], score.summary["perturbed"]) == (spec, spec)
+    assert Path(score.summary["original_path"]).is_file()
+    erased = pr.erase("sample:en_ewt:train", "sample:en_ewt:dev", spec,
+                      encoder="glove-6b-50d", layer=0, task="pos", bootstrap=0,
+                      device="cpu", progress=False)
+    assert erased.summary["test"] == spec and erased.summary["train"] == "sample:en_ewt:train"
+    assert Path(erased.summary["test_path"]).is_file()

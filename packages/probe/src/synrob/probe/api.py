@@ -259,8 +259,10 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
     bh.check_score_options(bootstrap, batch_size, limit)
     placement = lm_placement(params)
     placement.check(lm)
-    pairs, how = bh.pair_sentences(str(resolve_one(original, "original")),
-                                   str(resolve_one(perturbed, "perturbed")))
+    inputs = {"original": str(original), "perturbed": str(perturbed),
+              "original_path": str(resolve_one(original, "original")),
+              "perturbed_path": str(resolve_one(perturbed, "perturbed"))}
+    pairs, how = bh.pair_sentences(inputs["original_path"], inputs["perturbed_path"])
     kept, skipped = bh.split_unchanged(pairs[:limit] if limit is not None else pairs)
     loaded = load_lm(lm, device=device, dtype=dtype, placement=placement)
     counter = Counter(resolve_progress(progress), f"scoring {len(kept)} pairs ({lm})",
@@ -270,7 +272,7 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
     counter.close()
     summary = {**bh.preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
                "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
-               "bootstrap": bootstrap, "seed": seed, **_placement_record(placement)}
+               "bootstrap": bootstrap, "seed": seed, **_placement_record(placement), **inputs}
     out = ScoreResult(summary, [s.as_dict() for s in scores])
     out.title = f"score --lm {lm}: {summary['accuracy']:.3f} prefer the original"
     return out
@@ -436,5 +438,7 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
                                                    language.code),
                       progress=bar, **paths)
     summary = {**es.result_json(run, setup, bootstrap, seed, fit),
-               "lang": {"code": language.code, "source": language.source}, **paths}
+               "lang": {"code": language.code, "source": language.source},
+               **{k: str(v) for k, v in (("train", train), ("dev", dev), ("test", test))},
+               **{f"{k}_path": v for k, v in paths.items()}}
     return EraseResult(run, summary)
