@@ -98,3 +98,20 @@ def test_fused_training_gives_the_same_bits_on_one_and_two_threads(precision):
     w2, dev2 = train(2)
     assert dev1 == dev2
     assert all(torch.equal(a, b) for a, b in zip(w1, w2, strict=True))
+
+
+def test_amnesic_softmax_fit_gives_the_same_bits_on_one_and_two_threads():
+    """The amnesic probe's L-BFGS fit (its line search's ``torch.dot`` sums depend on the
+    thread count) runs on one thread: the same weights whatever the caller's threads."""
+    from synrob.probe.erasure.softmax import fit_softmax
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((9323, 576)).astype(np.float32)
+    y = rng.integers(0, 17, 9323)
+    fits = []
+    for threads in (1, 2):
+        with torch_threads(threads):
+            fits.append(fit_softmax(x, y, 17, (x[:500], y[:500]), grid=(1e-3,)))
+            assert torch.get_num_threads() == threads  # the caller's threads are back
+    assert fits[0].iterations == fits[1].iterations
+    assert torch.equal(fits[0].weight, fits[1].weight) and torch.equal(fits[0].bias, fits[1].bias)

@@ -23,6 +23,14 @@ On erased vectors (centred by the affine preprocessing), the gradient in ``W`` a
 the cross-covariance of labels and vectors, which LEACE zeroed: ``W`` stays 0, only ``b`` is
 learnt, and the probe predicts the training majority class for every word. Computed in float32
 on the given device.
+
+On the CPU the fit runs on one torch thread: L-BFGS's line search takes dot products
+(``torch.dot``) whose sums depend on the thread count, so on two threads the same data gave
+other weights (a POS probe's test accuracy moved in the fourth digit), against the rule that
+a result does not depend on the thread count (docs/architecture.md); the fit's products are
+small (``n x d`` by ``d x C``), so a second thread gains little, and on a machine whose cores
+are busy one thread is much faster (on the shared 2-core development CPU, 2026-11-29, the
+sample preset's probe fits took 209 s on two threads and 14 s on one).
 """
 
 from __future__ import annotations
@@ -98,7 +106,17 @@ def _lbfgs(x: Any, y: Any, w: Any, b: Any, l2: float) -> int:
 def fit_softmax(x: np.ndarray, y: np.ndarray, n_classes: int, dev: tuple[np.ndarray, np.ndarray],
                 *, device: str = "cpu", grid: tuple[float, ...] = L2_GRID) -> Softmax:
     """Fit on ``x`` (n, d), ``y`` (n,) in ``range(n_classes)``; ``dev`` = (x, y) chooses ``l2``
-    (see the module docstring)."""
+    (see the module docstring; one torch thread on the CPU)."""
+    import torch
+
+    from ..threads import torch_threads
+
+    with torch_threads(1 if torch.device(device).type == "cpu" else 0):
+        return _fit(x, y, n_classes, dev, device, grid)
+
+
+def _fit(x: np.ndarray, y: np.ndarray, n_classes: int, dev: tuple[np.ndarray, np.ndarray],
+         device: str, grid: tuple[float, ...]) -> Softmax:
     import torch
     import torch.nn.functional as F
 
