@@ -27,7 +27,7 @@ from typing import Any, Literal
 from .device import resolve_device
 from .dtype import resolve_dtype
 from .errors import ResourceError
-from .models import LM_ALIASES, dequantised_copy, from_pretrained, resolve_model
+from .models import LM_ALIASES, dequantised_copy, from_pretrained, load_config, resolve_model
 from .placement import Placement, input_device
 
 __all__ = [
@@ -156,7 +156,7 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
     """Load ``spec`` onto ``dev`` in ``dtype``, both already resolved by :func:`load_lm`, placed
     as ``placement`` says (default: whole, on ``dev``)."""
     import torch
-    from transformers import AutoConfig, AutoTokenizer
+    from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # stderr is synrob's: no hub progress bars or notices
@@ -166,10 +166,10 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
     if source.gguf_file is not None:
         source = dequantised_copy(source, trust_remote_code, head_factory)
     kw = {"trust_remote_code": trust_remote_code}
-    config = from_pretrained(AutoConfig, source, "config", **kw)
+    config = load_config(source, **kw)  # shared with the encoders of the same files
     lm_kind: LmKind = detect_kind(config) if kind == "auto" else kind  # type: ignore[assignment]
     factory = _factory(lm_kind)
-    tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", **kw)
+    tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", config=config, **kw)
     place = placement or Placement()
     torch_dtype = getattr(torch, dtype)
     if place.plain:

@@ -52,6 +52,7 @@ __all__ = [
     "first_line",
     "model_error",
     "from_pretrained",
+    "load_config",
     "dequantised_copy",
 ]
 
@@ -288,6 +289,40 @@ def from_pretrained(factory: Any, source: ModelSource, what: str, *, trust_remot
         return factory.from_pretrained(source.location, **kw)
     except (OSError, ValueError) as exc:
         raise error(source, what, first_line(exc), False) from None
+
+
+_CONFIGS: dict[tuple[Any, ...], Any] = {}
+_CONFIGS_LOCK = threading.Lock()
+
+
+def _config_stamp(source: ModelSource) -> tuple[Any, ...]:
+    """What a cached config of ``source`` is valid for: its files' ``config.json`` (or GGUF
+    file) as it is now, so that a model saved again in the same place is read again."""
+    if not source.is_local:
+        return ("hub", source.location, source.revision)
+    path = Path(source.location) / (source.gguf_file or "config.json")
+    try:
+        st = path.stat()
+    except OSError:
+        return ("local", str(path), None)
+    return ("local", str(path), st.st_mtime_ns, st.st_size)
+
+
+def load_config(source: ModelSource, *, trust_remote_code: bool,
+                error: LoadError = model_error) -> Any:
+    """The ``AutoConfig`` of ``source`` (:func:`from_pretrained`), parsed once per process:
+    the LM loader and every transformer encoder of the same files share the parse. Each call
+    returns its own deep copy (a model built from a config may change it)."""
+    import copy
+
+    from transformers import AutoConfig
+
+    key = (_config_stamp(source), source.gguf_file, trust_remote_code)
+    with _CONFIGS_LOCK:
+        if key not in _CONFIGS:
+            _CONFIGS[key] = from_pretrained(AutoConfig, source, "config",
+                                            trust_remote_code=trust_remote_code, error=error)
+        return copy.deepcopy(_CONFIGS[key])
 
 
 def dequantised_copy(source: ModelSource, trust_remote_code: bool,

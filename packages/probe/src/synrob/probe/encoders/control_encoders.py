@@ -183,7 +183,9 @@ class FastPosEncoder(Encoder):
 
     def _load(self) -> None:
         # the transformer encoder's own loading (trust_remote_code as it is configured; a
-        # model that needs its own code is a one-line ResourceError) and its token positions
+        # model that needs its own code is a one-line ResourceError) and its token positions;
+        # only the embeddings are read, so only the first block is loaded (layer-only loading)
+        self.trans.for_layers([0])
         self.trans.load()
         if self.options["positions"] == "learned":
             self.pos, self.first_row = position_embeddings(self.trans.model)

@@ -31,7 +31,13 @@ import numpy as np
 from synrob.perturb.device import DEVICE_HELP, resolve_device
 from synrob.perturb.dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
 from synrob.perturb.errors import DeviceError, ParameterError, ResourceError
-from synrob.perturb.models import ModelSource, dequantised_copy, from_pretrained, resolve_model
+from synrob.perturb.models import (
+    ModelSource,
+    dequantised_copy,
+    from_pretrained,
+    load_config,
+    resolve_model,
+)
 from synrob.perturb.params import Param
 from synrob.perturb.placement import PLACEMENT_PARAMS, Placement, input_device
 
@@ -211,10 +217,9 @@ class TransformerEncoder(Encoder):
 
     @property
     def config(self) -> Any:
-        if self._config is None:
-            from transformers import AutoConfig
-
-            self._config = self.from_pretrained(AutoConfig, "config")
+        if self._config is None:  # one parse per process for every user of these files
+            self._config = load_config(self.files, error=self._not_found,
+                                       trust_remote_code=self.options["trust_remote_code"])
         return self._config
 
     @property
@@ -225,18 +230,18 @@ class TransformerEncoder(Encoder):
 
     def _plain_config_int(self, name: str) -> int | None:
         """``name`` as a local model's ``config.json`` writes it (an int at the top level), read
-        without importing transformers (1.5 s a process that only reads cached representations);
-        None where the file does not say it so (hub names, GGUF, ``n_layer``-style configs: then
-        :attr:`config` answers)."""
+        without importing transformers (1.5 s a process that only reads cached representations;
+        a GGUF model's from its dequantised copy, never from the GGUF file); None where the file
+        does not say it so (hub names, a GGUF model not yet copied, ``n_layer``-style configs:
+        then :attr:`config` answers)."""
         if self._config is not None:
             return None
         src = self.source
-        if not src.is_local or src.gguf_file is not None:
+        if not src.is_local or (src.gguf_file is not None and src.cache_dir is None):
             return None
-        try:
-            value = json.loads((Path(src.location) / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        folder = Path(src.location) if src.gguf_file is None else src.cache_dir
+        assert folder is not None
+        value = _config_json(folder / "config.json")
         got = value.get(name) if isinstance(value, dict) else None
         return got if isinstance(got, int) and not isinstance(got, bool) else None
 
@@ -290,7 +295,8 @@ class TransformerEncoder(Encoder):
         short = truncated_config(self.config, wanted) if wanted < self.num_layers - 1 else None
         if short is None:
             self.blocks_loaded = self.num_layers - 1
-            return self.from_pretrained(AutoModel, "weights", dtype=dtype, **kwargs)
+            return self.from_pretrained(AutoModel, "weights", dtype=dtype, config=self.config,
+                                        **kwargs)
         model, info = self.from_pretrained(AutoModel, "weights", dtype=dtype, config=short,
                                            output_loading_info=True, **kwargs)
         check_loaded(info.get("missing_keys", ()), self.options["model"])
@@ -313,7 +319,7 @@ class TransformerEncoder(Encoder):
         config = self.config
         self.device = resolve_device(self.options["device"])
         dtype = getattr(torch, self.options["precision"])
-        tok = self.from_pretrained(AutoTokenizer, "tokenizer")
+        tok = self.from_pretrained(AutoTokenizer, "tokenizer", config=config)
         model = self._load_model(dtype)
         if not getattr(tok, "is_fast", False):
             raise ResourceError(
@@ -724,6 +730,24 @@ def _write_pooled(staged: _Staged, gathered: Any, out: _Outputs) -> None:
         for li in range(n_layers):
             out.first[li].index_copy_(0, f_sent, states[li, :nf].to(out.first[li].dtype))
             out.last[li].index_copy_(0, l_sent, states[li, nf:].to(out.last[li].dtype))
+
+
+_CONFIG_JSON: dict[tuple[str, int], Any] = {}
+
+
+def _config_json(path: Path) -> Any:
+    """``path`` (a ``config.json``) parsed, once per process and version of the file; None
+    when it cannot be read."""
+    try:
+        stamp = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+    if stamp not in _CONFIG_JSON:
+        try:
+            _CONFIG_JSON[stamp] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+    return _CONFIG_JSON[stamp]
 
 
 def resolve_attention(precision: str, device: str) -> str:

@@ -47,7 +47,7 @@ from .eraser import Eraser
 from .inside import _means, _ratios, paired_change
 
 __all__ = ["AgreementPair", "FlipScore", "CONDITIONS", "agreement_pairs", "subject_first",
-           "counterfactual_scores", "flip_summary"]
+           "pair_sequences", "clean_logprobs", "counterfactual_scores", "flip_summary"]
 
 CONDITIONS = ("clean", "counterfactual", "random")
 
@@ -207,18 +207,51 @@ def _around(lm: Any, eraser: Eraser, layer: int, prep: _Prepared, condition: str
     return around
 
 
+def pair_sequences(lm: Any, pairs: Sequence[AgreementPair]) -> list[list[int]]:
+    """The token ids each pair's original and twin are scored on (rows ``2k`` and ``2k + 1``):
+    word by word as the transformer encoder tokenizes them, start token first."""
+    from ..encoders.transformer import word_tokens
+
+    sents = [s for p in pairs for s in (p.original, p.flipped)]
+    return [ids.tolist() for ids, _ in word_tokens(lm.tokenizer, sents, causal=True,
+                                                   model=lm.spec)]
+
+
+def clean_logprobs(lm: Any, seqs: Sequence[Sequence[int]], *, batch_size: int = 32,
+                   max_tokens: int = 4096) -> list[tuple[float, float]]:
+    """The ``clean`` condition's ``(original, twin)`` total log-probabilities of the pairs whose
+    :func:`pair_sequences` are ``seqs``: the same numbers :func:`counterfactual_scores`
+    computes, for its ``clean=`` (the clean pass does not depend on the layer or the
+    eraser)."""
+    from synrob.perturb.scoring import causal_sequence_logprobs
+
+    lp = causal_sequence_logprobs(lm, seqs, max_tokens=max_tokens, max_rows=batch_size)
+    return [(lp[2 * k], lp[2 * k + 1]) for k in range(len(seqs) // 2)]
+
+
 def counterfactual_scores(lm: Any, pairs: Sequence[AgreementPair], eraser: Eraser, layer: int,
                           *, seed: int = 0, first: int = 0, batch_size: int = 32,
-                          max_tokens: int = 4096) -> list[FlipScore]:
+                          max_tokens: int = 4096,
+                          clean: Sequence[tuple[float, float]] | None = None
+                          ) -> list[FlipScore]:
     """Score each pair (subject before target: :func:`subject_first`) under the three
     :data:`CONDITIONS` with a causal ``lm`` (:class:`~synrob.perturb.lm.LoadedLM`); ``first``
     is the index of ``pairs[0]`` among all the pairs (it seeds the random directions, so that
-    scoring in chunks gives the same values)."""
+    scoring in chunks gives the same values). ``clean``: the pairs' :func:`clean_logprobs`,
+    computed before (then the clean pass is not run again)."""
     from synrob.perturb.scoring import causal_sequence_logprobs
 
     prep = _prepare(lm, pairs, eraser, seed, first)
     out = [FlipScore(p) for p in pairs]
+    if clean is not None:
+        if len(clean) != len(pairs):
+            raise ParameterError(f"clean log-probabilities of {len(clean)} pairs given for "
+                                 f"{len(pairs)} pairs")
+        for score, (lo, lf) in zip(out, clean, strict=True):
+            score.logprob["clean"] = (float(lo), float(lf))
     for condition in CONDITIONS:
+        if condition == "clean" and clean is not None:
+            continue
         around = None if condition == "clean" else _around(lm, eraser, layer, prep, condition)
         lp = causal_sequence_logprobs(lm, prep.seqs, max_tokens=max_tokens, max_rows=batch_size,
                                       around=around)

@@ -15,19 +15,26 @@ displacement ``||x - E(x)||`` on the labelled training (``split`` train) and tes
 damage section's metric is ``nll_per_token``, the original sentences' mean per-token negative
 log-likelihood (nats): its ``erased-clean`` contrast is the NLL increase, positive when the
 erasure made the LM worse.
+
+The ``clean`` conditions do not depend on the layer: :func:`clean_scores` computes them in the
+first layer run of a preset and keeps them by their content (:mod:`synrob.probe.score_cache`),
+so the other layer runs (in this process or another, now or when resumed) score only the
+erased, random and counterfactual conditions. The LM itself loads once per process
+(:func:`synrob.perturb.lm.load_lm`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from synrob.perturb.errors import SynrobError
 
 from ..base import Row
 
-__all__ = ["count_pairs", "layer_rows", "amnesic_rows", "behaviour_rows",
-           "counterfactual_rows"]
+__all__ = ["count_pairs", "layer_rows", "amnesic_rows", "behaviour_pairs", "flip_pairs",
+           "CleanScores", "clean_scores", "behaviour_rows", "counterfactual_rows"]
 
 
 def count_pairs(path: str) -> int:
@@ -137,29 +144,104 @@ def _lm(key: Mapping[str, Any], run: Any, device: str) -> tuple[Any, int]:
     return lm, layer
 
 
-def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run: Any,
-                   layer: int, *, seed: int) -> list[Row]:
-    """Agreement accuracy on the minimal pairs and damage (per-token negative log-likelihood of
-    the originals), clean / LEACE inside the model / each random control, with paired
-    changes."""
-    from synrob.probe.behaviour import pair_sentences, score_pairs, split_unchanged
-    from synrob.probe.erasure.inside import erasing, erasure_summary
+def behaviour_pairs(key: Mapping[str, Any]) -> list[Any]:
+    """The agreement pairs scored inside the model: the first ``pair_limit`` pairs of the pairs
+    file whose texts differ (:class:`~synrob.probe.behaviour.SentencePair`)."""
+    from synrob.probe.behaviour import pair_sentences, split_unchanged
 
     pairs, _ = pair_sentences(key["test"], key["pairs"])
     limit = int(key["pair_limit"]) or None
     kept, _ = split_unchanged(pairs[:limit])
     if not kept:
         raise SynrobError(f"{key['pairs']}: no agreement pair to score")
-    scores = {}
-    conditions = {"clean": None, "erased": run.eraser, "random": run.control,
-                  "random_matched": run.matched}
+    return kept
+
+
+def flip_pairs(key: Mapping[str, Any]) -> tuple[list[Any], int]:
+    """The counterfactual's pairs (:class:`~synrob.probe.erasure.counterfactual.AgreementPair`,
+    subject before the target) among the first ``pair_limit``, and how many were set aside."""
+    from synrob.probe.erasure.counterfactual import agreement_pairs, subject_first
+
+    pairs, _ = agreement_pairs(key["test"], key["pairs"])
+    limit = int(key["pair_limit"]) or None
+    return subject_first(pairs[:limit])
+
+
+#: Padded tokens of one LM pass (:func:`synrob.perturb.scoring.causal_sequence_logprobs`):
+#: part of the clean scores' cache key, as the rows of a pass (``batch_size``) are.
+MAX_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class CleanScores:
+    """The LM's scores of a preset's pairs as they are, the same for every layer:
+    :func:`behaviour_pairs`' (:class:`~synrob.probe.behaviour.PairScore`) and
+    :func:`flip_pairs`' ``(original, twin)`` log-probabilities."""
+
+    behaviour: list[Any]
+    flips: list[tuple[float, float]]
+
+
+def _clean_behaviour(key: Mapping[str, Any], lm: Any) -> list[Any]:
+    from synrob.probe.behaviour import PairScore, score_pairs
+    from synrob.probe.score_cache import cached_scores
+
+    kept, batch = behaviour_pairs(key), int(key["batch_size"])
+
+    def compute() -> list[Any]:
+        return [[s.logprob_original, s.logprob_perturbed, s.tokens_original, s.tokens_perturbed]
+                for s in score_pairs(lm, kept, batch_size=batch, max_tokens=MAX_TOKENS)]
+
+    got = cached_scores("pair_scores", [[p.original, p.perturbed] for p in kept], lm,
+                        {"batch_size": batch, "max_tokens": MAX_TOKENS}, compute)
+    return [PairScore(p, float(lo), float(lp), int(to), int(tp))
+            for p, (lo, lp, to, tp) in zip(kept, got, strict=True)]
+
+
+def _clean_flips(key: Mapping[str, Any], lm: Any) -> list[tuple[float, float]]:
+    from synrob.probe.erasure.counterfactual import clean_logprobs, pair_sequences
+    from synrob.probe.score_cache import cached_scores
+
+    kept, _ = flip_pairs(key)
+    if not kept:
+        return []
+    seqs, batch = pair_sequences(lm, kept), int(key["batch_size"])
+
+    def compute() -> list[Any]:
+        return [list(lp) for lp in clean_logprobs(lm, seqs, batch_size=batch,
+                                                  max_tokens=MAX_TOKENS)]
+
+    got = cached_scores("sequence_pairs", seqs, lm,
+                        {"batch_size": batch, "max_tokens": MAX_TOKENS}, compute)
+    return [(float(lo), float(lf)) for lo, lf in got]
+
+
+def clean_scores(key: Mapping[str, Any], lm: Any) -> CleanScores:
+    """The pairs' clean scores (:class:`CleanScores`): computed by the first layer run of a
+    preset and kept by their content (:func:`synrob.probe.score_cache.cached_scores`), so every
+    other layer run, a resumed run and runs in other processes read them."""
+    return CleanScores(_clean_behaviour(key, lm), _clean_flips(key, lm))
+
+
+def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run: Any,
+                   layer: int, *, seed: int, clean: CleanScores | None = None) -> list[Row]:
+    """Agreement accuracy on the minimal pairs and damage (per-token negative log-likelihood of
+    the originals), clean / LEACE inside the model / each random control, with paired
+    changes. ``clean``: the pairs' :func:`clean_scores` (read or computed here when None)."""
+    from synrob.probe.behaviour import score_pairs
+    from synrob.probe.erasure.inside import erasing, erasure_summary
+
+    kept = behaviour_pairs(key)
+    scores = {"clean": (clean or clean_scores(key, lm)).behaviour}
+    conditions = {"erased": run.eraser, "random": run.control, "random_matched": run.matched}
     for name, eraser in conditions.items():
         with erasing(lm, eraser, layer):
-            scores[name] = score_pairs(lm, kept, batch_size=int(key["batch_size"]))
+            scores[name] = score_pairs(lm, kept, batch_size=int(key["batch_size"]),
+                                       max_tokens=MAX_TOKENS)
     s = erasure_summary(scores, n_boot=int(key["bootstrap"]), seed=seed)
     common = {**base, "pairs": len(kept), "sources": s["sources"]}
     rows = []
-    for cond in conditions:
+    for cond in scores:
         c = s[cond]
         rows.append(_row(common, "behaviour", "agreement_accuracy", c["accuracy"],
                          condition=cond, ci=c.get("accuracy_ci95")))
@@ -177,23 +259,18 @@ def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run
 
 
 def counterfactual_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run: Any,
-                        layer: int, *, seed: int) -> list[Row]:
+                        layer: int, *, seed: int, clean: CleanScores | None = None) -> list[Row]:
     """Flip rate and log-odds shift of the counterfactual intervention on the subject against
-    a random direction of the same size, with the paired lead."""
-    from synrob.probe.erasure.counterfactual import (
-        agreement_pairs,
-        counterfactual_scores,
-        flip_summary,
-        subject_first,
-    )
+    a random direction of the same size, with the paired lead. ``clean``: the pairs'
+    :func:`clean_scores` (read or computed here when None)."""
+    from synrob.probe.erasure.counterfactual import counterfactual_scores, flip_summary
 
-    pairs, _ = agreement_pairs(key["test"], key["pairs"])
-    limit = int(key["pair_limit"]) or None
-    kept, after = subject_first(pairs[:limit])
+    kept, after = flip_pairs(key)
     if not kept:
         return []
     scores = counterfactual_scores(lm, kept, run.eraser, layer, seed=seed,
-                                   batch_size=int(key["batch_size"]))
+                                   batch_size=int(key["batch_size"]), max_tokens=MAX_TOKENS,
+                                   clean=(clean or clean_scores(key, lm)).flips)
     s = flip_summary(scores, n_boot=int(key["bootstrap"]), seed=seed)
     common = {**base, "pairs": s["pairs"], "sources": s["sources"],
               "subject_after_target": after, "clean_prefers_original": s["clean_prefers_original"]}
@@ -224,6 +301,7 @@ def layer_rows(key: Mapping[str, Any], *, seed: int, device: str, lang: str) -> 
     base = {"model": key["model"], "layer": int(key["layer"])}
     rows, run = amnesic_rows(key, base, seed=seed, device=device, lang=lang)
     lm, layer = _lm(key, run, device)
-    rows += behaviour_rows(key, base, lm, run, layer, seed=seed)
-    rows += counterfactual_rows(key, base, lm, run, layer, seed=seed)
+    clean = clean_scores(key, lm)
+    rows += behaviour_rows(key, base, lm, run, layer, seed=seed, clean=clean)
+    rows += counterfactual_rows(key, base, lm, run, layer, seed=seed, clean=clean)
     return rows

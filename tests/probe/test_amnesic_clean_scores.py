@@ -1,0 +1,164 @@
+"""The amnesic experiment scores its pairs' clean conditions once per preset (issue 45): the
+first layer run computes them and keeps them by content (synrob.probe.score_cache), a second
+layer's run reads them and runs no clean forward pass, with the rows a fresh computation gives;
+the LM and its config are read once per process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .tiny_llama import build_llama, ewt_texts
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> Path:
+    return build_llama(tmp_path_factory.mktemp("amnesic-clean") / "llama",
+                       ewt_texts(ewt_train, 400), blocks=3, hidden=32, ffn=64)
+
+
+class _Passes:
+    """Forward passes of every LM scored through ``causal_sequence_logprobs``, split into clean
+    ones (no hook on any of the model's modules: no erasure, no counterfactual) and the
+    others."""
+
+    def __init__(self) -> None:
+        self.clean = 0
+        self.hooked = 0
+        self._seen: set[int] = set()
+
+    def watch(self, model: Any) -> None:
+        if id(model) in self._seen:
+            return
+        self._seen.add(id(model))
+
+        def count(module: Any, args: Any) -> None:
+            hooked = any(m._forward_pre_hooks or m._forward_hooks
+                         for m in module.modules() if m is not module)
+            if hooked:
+                self.hooked += 1
+            else:
+                self.clean += 1
+
+        model.register_forward_pre_hook(count)
+
+
+@pytest.fixture
+def passes(monkeypatch: pytest.MonkeyPatch) -> _Passes:
+    from synrob.perturb import scoring
+
+    seen = _Passes()
+    score = scoring.causal_sequence_logprobs
+
+    def spy(lm: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.watch(lm.model)
+        return score(lm, *args, **kwargs)
+
+    monkeypatch.setattr(scoring, "causal_sequence_logprobs", spy)
+    return seen
+
+
+def _experiment(llama: Path) -> Any:
+    from synrob.probe.experiments.amnesic.experiment import AmnesicExperiment
+
+    return AmnesicExperiment.from_preset("sample", model=str(llama), layers="1,2",
+                                         train_sentences=150, dev_sentences=60,
+                                         test_sentences=120, pair_limit=12, bootstrap=20)
+
+
+def test_a_second_layer_run_reuses_the_clean_scores(llama: Path, passes: _Passes,
+                                                    tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from synrob.perturb import lm as lm_module
+    from synrob.probe.experiments.amnesic import runs
+    from synrob.probe.experiments.base import Context
+    from synrob.probe.score_cache import scores_root
+
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
+    exp = _experiment(llama)
+    ctx = Context(tmp_path / "out", device="cpu", seed=0, lang="en")
+    exp.prepare(ctx)
+    first, second = exp.plan(ctx)
+    loads: list[str] = []
+    load = lm_module._load
+    monkeypatch.setattr(lm_module, "_load", lambda spec, *a, **k: loads.append(spec) or
+                        load(spec, *a, **k))
+    rows = exp.execute(first, ctx)
+    assert passes.clean > 0 and passes.hooked > 0  # the first run scores clean pairs
+    assert len(list(scores_root().glob("*.json"))) == 2  # inside the model; counterfactual
+    clean, hooked = passes.clean, passes.hooked
+    reused = exp.execute(second, ctx)
+    assert passes.clean == clean  # no clean forward pass in the second layer's run
+    assert passes.hooked - hooked == hooked  # the same erased and counterfactual passes
+    assert len(loads) <= 1  # the LM loads once per process (at most: a test may have before)
+    assert {r["section"] for r in rows} == {r["section"] for r in reused} == {
+        "probe", "behaviour", "damage", "counterfactual"}
+    # the read scores are the computed ones: the second layer's rows from a fresh cache
+    shutil.rmtree(scores_root())
+    fresh = runs.layer_rows(dict(second.key), seed=0, device="cpu", lang="en")
+    assert passes.clean > clean
+    assert json.dumps(fresh) == json.dumps([{k: v for k, v in r.items() if k != "run_seconds"}
+                                            for r in reused])
+
+
+def test_scores_are_computed_once_per_content(llama: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from synrob.perturb.lm import load_lm
+    from synrob.probe.score_cache import cached_scores, scores_root
+
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
+    lm = load_lm(str(llama), device="cpu", dtype="float32")
+    calls: list[int] = []
+
+    def compute(value: float) -> Any:
+        return lambda: calls.append(1) or [[value, 2.0]]
+
+    assert cached_scores("k", [[1, 2]], lm, {"b": 1}, compute(0.5)) == [[0.5, 2.0]]
+    assert cached_scores("k", [[1, 2]], lm, {"b": 1}, compute(9.0)) == [[0.5, 2.0]]
+    assert len(calls) == 1  # read, not computed
+    assert cached_scores("k", [[1, 3]], lm, {"b": 1}, compute(1.5)) == [[1.5, 2.0]]
+    assert cached_scores("k", [[1, 2]], lm, {"b": 2}, compute(2.5)) == [[2.5, 2.0]]
+    assert len(calls) == 3  # other inputs, other parameters: computed
+    for entry in scores_root().glob("*.json"):
+        entry.write_text("{not json", encoding="utf-8")
+    assert cached_scores("k", [[1, 2]], lm, {"b": 1}, compute(3.5)) == [[3.5, 2.0]]
+    assert len(calls) == 4  # a damaged entry is computed again
+
+
+def test_config_is_parsed_once_per_process(llama: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """The LM loader and every transformer encoder of the same files share one config parse
+    (each gets its own copy); a model saved again in the same place is read again."""
+    import transformers
+    from synrob.perturb.models import ModelSource, load_config
+    from synrob.probe.encoders.resolve import resolve_encoder
+
+    parses: list[str] = []
+    real = transformers.AutoConfig.from_pretrained
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        parses.append(str(args[0]))
+        return real(*args, **kwargs)
+
+    def saved_again() -> None:  # a new version of the file (by its modification time)
+        mtime = stamp.stat().st_mtime_ns + 10**9
+        os.utime(stamp, ns=(mtime, mtime))
+
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", counted)
+    source, stamp = ModelSource(str(llama), str(llama)), llama / "config.json"
+    saved_again()  # not parsed by an earlier test
+    a = load_config(source, trust_remote_code=False)
+    encoders = [resolve_encoder(str(llama)) for _ in range(3)]
+    assert [e.num_layers for e in encoders] == [4, 4, 4]
+    assert [e.dim for e in encoders] == [32, 32, 32]
+    assert len(parses) == 1
+    a.hidden_size = 7  # a copy: the next caller's config is not changed
+    assert load_config(source, trust_remote_code=False).hidden_size == 32
+    saved_again()
+    load_config(source, trust_remote_code=False)
+    assert len(parses) == 2
