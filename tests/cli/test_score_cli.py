@@ -9,7 +9,7 @@ import pytest
 PAIR_KEYS = {"source", "sentence", "logprob_original", "logprob_perturbed",
              "logprob_per_token_original", "logprob_per_token_perturbed", "tokens_original",
              "tokens_perturbed", "prefers_original"}
-SUMMARY_KEYS = {"pairs", "accuracy", "accuracy_ci95", "lm", "lm_kind", "skipped", "seed",
+SUMMARY_KEYS = {"original", "perturbed", "original_path", "perturbed_path", "pairs", "accuracy", "accuracy_ci95", "lm", "lm_kind", "skipped", "seed",
                 "bootstrap", "aligned_by", "preferred", "ties", "mean_logprob_original",
                 "mean_logprob_perturbed", "logprob_per_token_original",
                 "logprob_per_token_perturbed", "dtype"}
