@@ -24,13 +24,12 @@ the cross-covariance of labels and vectors, which LEACE zeroed: ``W`` stays 0, o
 learnt, and the probe predicts the training majority class for every word. Computed in float32
 on the given device.
 
-On the CPU the fit runs on one torch thread: L-BFGS's line search takes dot products
-(``torch.dot``) whose sums depend on the thread count, so on two threads the same data gave
-other weights (a POS probe's test accuracy moved in the fourth digit), against the rule that
-a result does not depend on the thread count (docs/architecture.md); the fit's products are
-small (``n x d`` by ``d x C``), so a second thread gains little, and on a machine whose cores
-are busy one thread is much faster (on the shared 2-core development CPU, 2026-11-29, the
-sample preset's probe fits took 209 s on two threads and 14 s on one).
+On the CPU, L-BFGS's own steps (its two-loop recursion and line search) run on one torch
+thread: they take dot products (``torch.dot``) whose sums depend on the thread count, so on two
+threads the same data gave other weights (a POS probe's test accuracy moved in the fourth
+digit), against the rule that a result does not depend on the thread count
+(docs/architecture.md). The loss and its gradient, whose products give the same bits on any
+thread count, run on the caller's threads.
 """
 
 from __future__ import annotations
@@ -85,38 +84,36 @@ class Softmax:
 
 
 def _lbfgs(x: Any, y: Any, w: Any, b: Any, l2: float) -> int:
-    """Minimise mean cross-entropy + ``l2 * ||w||^2`` in place; returns the iterations."""
+    """Minimise mean cross-entropy + ``l2 * ||w||^2`` in place; returns the iterations. On the
+    CPU L-BFGS's own steps run on one thread, the loss and its gradient on the caller's (see
+    the module docstring)."""
     import torch
     import torch.nn.functional as F
+
+    from ..threads import torch_threads
 
     opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=_MAX_ITER, history_size=_HISTORY,
                             tolerance_grad=_TOL_GRAD, tolerance_change=_TOL_CHANGE,
                             line_search_fn="strong_wolfe")
 
+    threads = torch.get_num_threads()
+
     def closure() -> Any:
-        opt.zero_grad()
-        loss = F.cross_entropy(x @ w + b, y) + l2 * (w * w).sum()
-        loss.backward()
+        with torch_threads(threads):  # the products: the same bits on any thread count
+            opt.zero_grad()
+            loss = F.cross_entropy(x @ w + b, y) + l2 * (w * w).sum()
+            loss.backward()
         return loss
 
-    opt.step(closure)
+    with torch_threads(1 if x.device.type == "cpu" else 0):  # L-BFGS's own dot products
+        opt.step(closure)
     return int(opt.state[opt._params[0]].get("n_iter", 0))
 
 
 def fit_softmax(x: np.ndarray, y: np.ndarray, n_classes: int, dev: tuple[np.ndarray, np.ndarray],
                 *, device: str = "cpu", grid: tuple[float, ...] = L2_GRID) -> Softmax:
     """Fit on ``x`` (n, d), ``y`` (n,) in ``range(n_classes)``; ``dev`` = (x, y) chooses ``l2``
-    (see the module docstring; one torch thread on the CPU)."""
-    import torch
-
-    from ..threads import torch_threads
-
-    with torch_threads(1 if torch.device(device).type == "cpu" else 0):
-        return _fit(x, y, n_classes, dev, device, grid)
-
-
-def _fit(x: np.ndarray, y: np.ndarray, n_classes: int, dev: tuple[np.ndarray, np.ndarray],
-         device: str, grid: tuple[float, ...]) -> Softmax:
+    (see the module docstring)."""
     import torch
     import torch.nn.functional as F
 
