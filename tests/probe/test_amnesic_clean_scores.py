@@ -1,12 +1,11 @@
 """The amnesic experiment scores its pairs' clean conditions once per preset (issue 45): the
 first layer run computes them and keeps them by content (synrob.probe.score_cache), a second
 layer's run reads them and runs no clean forward pass, with the rows a fresh computation gives;
-the LM and its config are read once per process."""
+the LM is loaded once per process."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -128,37 +127,3 @@ def test_scores_are_computed_once_per_content(llama: Path, tmp_path: Path,
         entry.write_text("{not json", encoding="utf-8")
     assert cached_scores("k", [[1, 2]], lm, {"b": 1}, compute(3.5)) == [[3.5, 2.0]]
     assert len(calls) == 4  # a damaged entry is computed again
-
-
-def test_config_is_parsed_once_per_process(llama: Path, monkeypatch: pytest.MonkeyPatch
-                                           ) -> None:
-    """The LM loader and every transformer encoder of the same files share one config parse
-    (each gets its own copy); a model saved again in the same place is read again."""
-    import transformers
-    from synrob.perturb.models import ModelSource, load_config
-    from synrob.probe.encoders.resolve import resolve_encoder
-
-    parses: list[str] = []
-    real = transformers.AutoConfig.from_pretrained
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        parses.append(str(args[0]))
-        return real(*args, **kwargs)
-
-    def saved_again() -> None:  # a new version of the file (by its modification time)
-        mtime = stamp.stat().st_mtime_ns + 10**9
-        os.utime(stamp, ns=(mtime, mtime))
-
-    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", counted)
-    source, stamp = ModelSource(str(llama), str(llama)), llama / "config.json"
-    saved_again()  # not parsed by an earlier test
-    a = load_config(source, trust_remote_code=False)
-    encoders = [resolve_encoder(str(llama)) for _ in range(3)]
-    assert [e.num_layers for e in encoders] == [4, 4, 4]
-    assert [e.dim for e in encoders] == [32, 32, 32]
-    assert len(parses) == 1
-    a.hidden_size = 7  # a copy: the next caller's config is not changed
-    assert load_config(source, trust_remote_code=False).hidden_size == 32
-    saved_again()
-    load_config(source, trust_remote_code=False)
-    assert len(parses) == 2

@@ -221,8 +221,16 @@ def _alias_source(spec: str, alias: ModelAlias) -> ModelSource:
 
 
 def _gguf_source(spec: str, path: Path) -> ModelSource:
-    """A local GGUF file; its dequantised copy is keyed by the file's resolved path."""
-    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    """A local GGUF file; its dequantised copy is keyed by the file's resolved path, or is the
+    alias's when the file is an alias's (the transformer encoder names the smollm2 alias by
+    its file, the LM loader by the alias: one copy, made once per machine, serves both)."""
+    resolved = path.resolve()
+    for alias in MODEL_ALIASES.values():
+        if alias.cache_name and any((d / alias.relpath).resolve() == resolved
+                                    for d in package_dirs(alias.package)):
+            return ModelSource(spec, str(path.parent), path.name, True,
+                               cache_dir() / "models" / alias.cache_name)
+    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
     return ModelSource(spec, str(path.parent), path.name, True,
                        cache_dir() / "models" / f"{path.stem}-{digest}")
 

@@ -184,7 +184,7 @@ def probe(test: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
         probe_names,
         seed_list,
     )
-    from .probing import encoder_features, read_saved, run_probe
+    from .probing import encode_files, encoder_features, read_saved, run_probe
 
     device = check_device(device)  # a missing or invalid device fails before any work
     bar = resolve_progress(progress)
@@ -199,6 +199,8 @@ def probe(test: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
     given = [test] if isinstance(test, (str, os.PathLike)) else list(test)
     tests, train_p, dev_p = data_paths([os.fspath(t) for t in given], train, dev)
     language = infer_language(tests[:1], lang)
+    if load is not None or (train_p and dev_p):  # else run_probe refuses, before any work
+        encode_files(features, [train_p, dev_p, *tests])  # one read of the model's weights
     if layers is None:
         layers = features.layers(train_p or tests[0])  # type: ignore[attr-defined]
     kw = dict(encoder=names[0], task=setup.task, probe=setup.probe, layers=layers, tests=tests,

@@ -42,7 +42,8 @@ from .training import (
 )
 from .tree_baselines import BASELINES, baseline_predictions
 
-__all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "check_alignment",
+__all__ = ["FeatureSource", "LayerResult", "ProbeRun", "encoder_features", "encode_files",
+           "check_alignment",
            "first_difference",
            "train_probe", "train_probes", "train_layers", "fuse_groups", "FUSE_MAX_BYTES",
            "fusion_pays", "fusing", "float32_rows",
@@ -146,6 +147,17 @@ def encoder_features(encoder: str, *, params: dict[str, Any] | None = None, devi
     source.layers = lambda path: list(representation(path).layers)  # type: ignore[attr-defined]
     source.encode = representation  # type: ignore[attr-defined]
     return source
+
+
+def encode_files(features: FeatureSource, paths: Sequence[str | None]) -> None:
+    """Make every file's cache entry (``features.encode``) with one encoder instance, so that
+    the model's weights are read once for all of them, not once per file; it is released
+    when they are done. ``None`` paths are skipped."""
+    from .representations import LoadedEncoders
+
+    held = LoadedEncoders()
+    for path in dict.fromkeys(p for p in paths if p):
+        features.encode(path, held)  # type: ignore[attr-defined]
 
 
 def float32_rows(matrix: np.ndarray) -> np.ndarray:
