@@ -49,7 +49,8 @@ class AmnesicExperiment(Experiment):
     """LEACE erasure and counterfactual intervention per layer of a causal LM."""
 
     name = "amnesic"
-    version = "2.0.0"  # 2: two random controls, majority from train, damage as NLL increase
+    version = "2.1.0"  # 2: two random controls, majority from train, damage as NLL increase;
+    # 2.1: the softmax probes' L-BFGS steps on one thread (their rows no longer depend on it)
     summary = ("concept erasure (LEACE vs random erasures of the same rank, and of the same "
                "rank and mean displacement) and counterfactual intervention per layer of a "
                "causal LM: probe accuracy, agreement accuracy on minimal pairs, damage (NLL "
