@@ -83,6 +83,8 @@ def test_every_package_is_typed_and_its_public_signatures_resolve() -> None:
     hints = typing.get_type_hints(pr.encode)
     assert hints["return"] is pr.RepresentationSet
     assert typing.get_type_hints(pr.ProbeResult.best.fget)["return"].__name__ == "LayerResult"
+    for cls in (pr.ProbeResult, pr.ExperimentResults, pr.Comparison):  # matplotlib when read
+        assert typing.get_type_hints(cls.plot)["return"] is pr.Figure, cls.__name__
 
 
 def test_import_synrob_gives_its_version_and_every_layer() -> None:

@@ -22,7 +22,7 @@ _EXPORTS = {
     "load_results": "results", "ExperimentResults": "results",
     "compare": "comparison", "Comparison": "comparison", "write_comparison": "comparison",
     "Progress": "progress", "ProgressOption": "progress", "StageCallback": "progress",
-    "RunCallback": "progress",
+    "RunCallback": "progress", "Figure": "figures",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -11,8 +11,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+# the lazy package: `_public.Figure` (a return type) imports matplotlib only when read
+import synrob.probe as _public
 from synrob.perturb.catalog import Catalog
 from synrob.perturb.language import Language
 from synrob.perturb.table import ResultTable
@@ -23,9 +25,6 @@ from .progress import Counter, ProgressOption, RunCallback, StageCallback, resol
 from .representations import RepresentationSet
 from .results import ExperimentResults, load_results
 from .tasks.base import Task
-
-if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn
-    from .figures import Figure
 
 __all__ = ["Comparison", "EraseResult", "ExperimentResults", "ProbeResult", "ScoreResult",
            "compare", "encode", "erase", "list_experiments", "load_results", "probe",
@@ -91,7 +90,7 @@ class ProbeResult(ResultTable):
         placed = {"placement": self.placement} if self.placement else {}
         return {**run_json(self.run, self.many), "lang": lang, **placed}
 
-    def plot(self, metric: str | None = None, test: str | None = None) -> Figure:
+    def plot(self, metric: str | None = None, test: str | None = None) -> _public.Figure:
         """The layer curve (what ``synrob probe --layer all --plot`` draws): ``metric``
         (default: the task's primary metric) on the test file ``test`` (default: the first)
         against the layer, with the control task, selectivity and MDL where computed; a

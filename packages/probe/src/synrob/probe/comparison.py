@@ -18,16 +18,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+# the lazy package: `_public.Figure` (a return type) imports matplotlib only when read
+import synrob.probe as _public
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.table import ResultTable
 
 from .comparison_plot import curve_rows
 from .results import ExperimentResults, load_results
-
-if TYPE_CHECKING:
-    from .figures import Figure
 
 __all__ = ["Comparison", "compare", "plot_metric", "write_comparison"]
 
@@ -56,7 +55,7 @@ class Comparison(ResultTable):
             seen.setdefault(str(r["metric"]), None)
         return [m for m in seen if m not in COUNT_METRICS]
 
-    def plot(self, metric: str | None = None) -> Figure:
+    def plot(self, metric: str | None = None) -> _public.Figure:
         """The figure of ``metric`` (default: the first of :meth:`metrics`): the model's test
         score against the layer, a line per source, probe and condition, or, when every series
         has one layer, a dot per source at each probe and condition; 95 % intervals. A

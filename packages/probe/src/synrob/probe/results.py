@@ -13,13 +13,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+# the lazy package: `_public.Figure` (a return type) imports matplotlib only when read
+import synrob.probe as _public
 from synrob.perturb.errors import MissingFileError, ResourceError
 from synrob.perturb.table import ResultTable
-
-if TYPE_CHECKING:
-    from .figures import Figure
 
 __all__ = ["ExperimentResults", "load_results"]
 
@@ -80,7 +79,7 @@ class ExperimentResults(ResultTable):
                     out[role] = key["sha256"]
         return out
 
-    def plot(self) -> Figure:
+    def plot(self) -> _public.Figure:
         """The experiment's main figure, the one its report shows (the Jabberwocky bars, the
         amnesic panels against the layer, ...), drawn again from the rows: a
         :class:`synrob.probe.figures.Figure`, shown inline in a notebook, outside pyplot."""
