@@ -56,8 +56,14 @@ Lines:
 ``--compare A B`` only prints ``rows_identical`` of two such files (e.g. the ``results.json``
 of ``synrob run amnesic`` under the code before and after a change).
 
+``--count ARGS...`` only runs ``synrob ARGS...`` in this process (its output goes to stderr)
+and prints ``exit_code``, ``model_parses_per_process`` and the four counts apart, counted as
+above: the parse-once rule for any command (e.g. ``--count run jabberwocky --preset sample -p
+model=smollm2 -p behaviour_lm=smollm2 -o DIR``).
+
 Usage: ``python bench/amnesic.py [--preset demo] [--layer 12] [-o DIR] [--clean warm|cold]
-[--rows-out F] [--reference F] [--repeats 5]``; ``python bench/amnesic.py --compare A B``.
+[--rows-out F] [--reference F] [--repeats 5]``; ``python bench/amnesic.py --compare A B``;
+``python bench/amnesic.py --count ARGS...``.
 """
 
 from __future__ import annotations
@@ -509,11 +515,35 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--reference", default="", help="rows to compare with (rows_identical)")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None,
                     help="only compare the rows of two files")
+    ap.add_argument("--count", nargs=argparse.REMAINDER, default=None, metavar="ARGS",
+                    help="only run `synrob ARGS` in this process and count its model reads")
     args = ap.parse_args(argv)
     if args.compare:
         emit("rows_identical", int(rows_identical(*(run_rows(p) for p in args.compare))))
         return
+    if args.count is not None:
+        _count_command(args.count)
+        return
     _bench(args)
+
+
+def _count_command(argv: Sequence[str]) -> None:
+    """``synrob ARGV`` run in this process (its output to stderr), then its model reads:
+    ``exit_code``, ``model_parses_per_process`` and the four counts apart."""
+    from synrob.cli.app import run
+
+    counts = Counts()
+    instrument(Phases(), counts)
+    stdout, sys.stdout = sys.stdout, sys.stderr
+    try:
+        code = run(list(argv))
+    finally:
+        sys.stdout = stdout
+    emit("exit_code", code)
+    emit("model_parses_per_process", counts.model_parses)
+    for label, name in (("weights", "weight_loads"), ("gguf", "gguf_parses"),
+                        ("config", "config_parses"), ("tokenizer", "tokenizer_loads")):
+        emit(name, counts.calls[label])
 
 
 if __name__ == "__main__":

@@ -37,14 +37,20 @@ class _Passes:
         self._seen.add(id(model))
 
         def count(module: Any, args: Any) -> None:
-            hooked = any(m._forward_pre_hooks or m._forward_hooks
-                         for m in module.modules() if m is not module)
+            hooked = any(_synrob_hooks(m) for m in module.modules() if m is not module)
             if hooked:
                 self.hooked += 1
             else:
                 self.clean += 1
 
         model.register_forward_pre_hook(count)
+
+
+def _synrob_hooks(module: Any) -> list[Any]:
+    """The module's forward hooks but transformers' own output-capturing ones (installed at a
+    model's first ``output_hidden_states`` pass, e.g. an encoder's sharing the LM's blocks)."""
+    hooks = [*module._forward_pre_hooks.values(), *module._forward_hooks.values()]
+    return [h for h in hooks if "output_capturing" not in getattr(h, "__qualname__", "")]
 
 
 @pytest.fixture

@@ -27,13 +27,22 @@ from typing import Any, Literal
 from .device import resolve_device
 from .dtype import resolve_dtype
 from .errors import ResourceError
-from .models import LM_ALIASES, dequantised_copy, from_pretrained, load_config, resolve_model
+from .models import (
+    LM_ALIASES,
+    ModelSource,
+    dequantised_copy,
+    from_pretrained,
+    load_config,
+    resolve_model,
+)
 from .placement import Placement, input_device
+from .shared_models import ModelKey, offer_model
 
 __all__ = [
     "LoadedLM",
     "detect_kind",
     "load_lm",
+    "lm_source",
     "forward_throughput",
     "start_token_id",
     "head_factory",
@@ -162,9 +171,7 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
     hf_logging.set_verbosity_error()  # stderr is synrob's: no hub progress bars or notices
     hf_logging.disable_progress_bar()
 
-    source = resolve_model(spec, aliases=LM_ALIASES)
-    if source.gguf_file is not None:
-        source = dequantised_copy(source, trust_remote_code, head_factory)
+    source = lm_source(spec, trust_remote_code)
     kw = {"trust_remote_code": trust_remote_code}
     config = load_config(source, **kw)  # shared with the encoders of the same files
     lm_kind: LmKind = detect_kind(config) if kind == "auto" else kind  # type: ignore[assignment]
@@ -185,8 +192,22 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
     model.eval()
     if lm_kind == "masked" and tokenizer.mask_token_id is None:
         raise ResourceError(f"model {spec!r} is a masked LM but its tokenizer has no mask token")
+    if place.plain and lm_kind == "causal" and not getattr(config, "is_encoder_decoder", False):
+        # an encoder of the same files in this process uses these blocks instead of reading
+        # them again (:mod:`.shared_models`)
+        offer_model(ModelKey(source.location, dtype, dev, "default", trust_remote_code),
+                    model.base_model, int(config.num_hidden_layers))
     return LoadedLM(spec=spec, model=model, tokenizer=tokenizer, kind=lm_kind, device=dev,
                     dtype=dtype, placement=place)
+
+
+def lm_source(spec: str, trust_remote_code: bool = False) -> ModelSource:
+    """Where :func:`load_lm` reads ``spec`` from: its files, or a GGUF model's dequantised
+    copy (made here the first time)."""
+    source = resolve_model(spec, aliases=LM_ALIASES)
+    if source.gguf_file is not None:
+        source = dequantised_copy(source, trust_remote_code, head_factory)
+    return source
 
 
 def _factory(kind: LmKind) -> Any:

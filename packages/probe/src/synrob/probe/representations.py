@@ -302,8 +302,11 @@ class LoadedEncoders:
     they are released with this object. An instance passed in is used as it is.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, lm: str | None = None) -> None:
+        """``lm``: a causal LM this process loads anyway (an experiment's runs score with it);
+        an encoder of the same model shares its weights (:meth:`Encoder.share_lm`)."""
         self._held: dict[str, tuple[Encoder, str]] = {}
+        self._lm = lm
 
     def get(self, encoder: str | Encoder, params: Mapping[str, Any] | None, pooling: str,
             device: str) -> tuple[Encoder, str]:
@@ -313,6 +316,8 @@ class LoadedEncoders:
         key = json.dumps([encoder, sorted((params or {}).items()), pooling, device], default=str)
         if key not in self._held:
             self._held[key] = _encoder(encoder, params, pooling, device)
+            if self._lm:
+                self._held[key][0].share_lm(self._lm, device)
         return self._held[key]
 
 

@@ -120,6 +120,11 @@ class Encoder(ABC):
         """Say which layers the next encodings ask for, before :meth:`load` (a transformer
         then loads only the blocks they need); encoders with nothing to save ignore it."""
 
+    def share_lm(self, spec: str, device: str) -> None:  # noqa: B027 - optional hook
+        """Say, before :meth:`load`, that this process loads the causal LM ``spec`` on
+        ``device`` anyway: a transformer encoder of the same model then uses the LM's blocks
+        instead of reading its own; other encoders ignore it."""
+
     def encode(self, batch: Sequence[Sequence[str]], layers: Sequence[int]) -> list[np.ndarray]:
         """One (n_layers, n_words_i, dim) float32 array per sentence of ``batch``."""
         return self.encode_flat(batch, layers).split()

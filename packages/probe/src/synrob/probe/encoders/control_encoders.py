@@ -181,18 +181,24 @@ class FastPosEncoder(Encoder):
     def resource_identity(self) -> dict[str, Any]:
         return {"vectors": self.static.identity(), "model": self.trans.identity()}
 
+    def share_lm(self, spec: str, device: str) -> None:
+        self.trans.share_lm(spec, device)
+
     def _load(self) -> None:
         # the transformer encoder's own loading (trust_remote_code as it is configured; a
-        # model that needs its own code is a one-line ResourceError) and its token positions;
-        # only the embeddings are read, so only the first block is loaded (layer-only loading)
-        self.trans.for_layers([0])
-        self.trans.load()
+        # model that needs its own code is a one-line ResourceError): learned positions read
+        # the embeddings, so only the first block is loaded (layer-only loading; none when a
+        # model of the same files is loaded in this process); sinusoidal ones need only the
+        # tokenizer (its start token, the window) and the config (the size)
         if self.options["positions"] == "learned":
+            self.trans.for_layers([0])
+            self.trans.load()
             self.pos, self.first_row = position_embeddings(self.trans.model)
+            self.trans.model = None  # only its positions were needed
         else:
+            self.trans.load_tokenizer()
             self.pos, self.first_row = sinusoidal_positions(self.trans.max_tokens,
                                                             self.trans.dim), 0
-        self.trans.model = None  # only its positions were needed
         self.static.load()
         # words take the position of their index after the prefix tokens ([CLS], a BOS)
         self.first_row += self.trans._n_prefix

@@ -40,11 +40,13 @@ from synrob.perturb.models import (
 )
 from synrob.perturb.params import Param
 from synrob.perturb.placement import PLACEMENT_PARAMS, Placement, input_device
+from synrob.perturb.shared_models import offer_model, shared_model
 
 from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, word_offsets
 from .early_exit import EarlyExit
 from .early_exit import plan as plan_early_exit
 from .layer_only import blocks_needed, check_loaded, truncated_config
+from .sharing import load_lm_first, model_key
 
 __all__ = ["TransformerEncoder", "Sequence_", "Batch", "encode_words", "start_token",
            "with_start", "word_tokens", "is_byte_level", "needs_prefix_space"]
@@ -155,6 +157,8 @@ class TransformerEncoder(Encoder):
         self._prefix_space = False
         self._exit_plan: EarlyExit | None = None
         self._bos_id: int | None = None
+        #: ``(spec, device)`` of a causal LM this process loads anyway (:meth:`share_lm`).
+        self._lm_first: tuple[str, str] | None = None
 
     # ------------------------------------------------------------------ source
     @property
@@ -284,14 +288,35 @@ class TransformerEncoder(Encoder):
             return n
         return blocks_needed(self._deepest, n)
 
+    def share_lm(self, spec: str, device: str) -> None:
+        """Say that this process loads the causal LM ``spec`` on ``device`` anyway (its runs
+        score with it): when it is this encoder's model in its dtype, the first load loads the
+        LM and uses its blocks, so the checkpoint is read once (:mod:`.sharing`)."""
+        self._lm_first = (spec, device)
+
     def _load_model(self, dtype: Any) -> Any:
         """The model, with the blocks :meth:`_blocks_wanted` says, placed as
-        :attr:`placement` says."""
+        :attr:`placement` says: a model of the same files already loaded in this process
+        when there is one (:mod:`synrob.perturb.shared_models`), else read and offered."""
+        wanted = self._blocks_wanted()
+        key = model_key(self)
+        if key is not None and self._lm_first is not None:
+            load_lm_first(self, *self._lm_first)
+        shared = shared_model(key, wanted) if key is not None else None
+        if shared is not None:
+            model, self.blocks_loaded = shared
+            return model
+        model = self._read_model(dtype, wanted)
+        if key is not None:
+            offer_model(key, model, self.blocks_loaded)
+        return model
+
+    def _read_model(self, dtype: Any, wanted: int) -> Any:
+        """The model read from its files with ``wanted`` blocks (all: the whole model)."""
         from transformers import AutoModel
 
         kwargs = {**self.attention_kwargs,
                   **self.placement.from_pretrained_kwargs(self.device, dtype)}
-        wanted = self._blocks_wanted()
         short = truncated_config(self.config, wanted) if wanted < self.num_layers - 1 else None
         if short is None:
             self.blocks_loaded = self.num_layers - 1
@@ -311,31 +336,39 @@ class TransformerEncoder(Encoder):
 
     def _load(self) -> None:
         import torch
-        from transformers import AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-        config = self.config
         self.device = resolve_device(self.options["device"])
-        dtype = getattr(torch, self.options["precision"])
-        tok = self.from_pretrained(AutoTokenizer, "tokenizer", config=config)
-        model = self._load_model(dtype)
-        if not getattr(tok, "is_fast", False):
-            raise ResourceError(
-                f"model {self.options['model']!r} has no fast tokenizer (tokenizer.json); "
-                "word alignment needs word_ids()"
-            )
-        if getattr(config, "is_encoder_decoder", False):
+        self.load_tokenizer()
+        model = self._load_model(getattr(torch, self.options["precision"]))
+        if getattr(self.config, "is_encoder_decoder", False):
             model = model.get_encoder()
         if self.placement.plain:
             model = model.to(self.device)
         else:  # accelerate placed it: inputs go where its first module is
             self.device = input_device(model, self.device)
         self.model = model.eval()
+        self._exit_plan = self._plan_early_exit()
+
+    def load_tokenizer(self) -> None:
+        """The tokenizer and what it says, without the weights (what :attr:`max_tokens` and
+        the words' first token positions need): the start token, the special tokens around
+        the words, padding. Idempotent; :meth:`load` calls it first."""
+        if self.tokenizer is not None:
+            return
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        tok = self.from_pretrained(AutoTokenizer, "tokenizer", config=self.config)
+        if not getattr(tok, "is_fast", False):
+            raise ResourceError(
+                f"model {self.options['model']!r} has no fast tokenizer (tokenizer.json); "
+                "word alignment needs word_ids()"
+            )
         self.tokenizer = tok
         self._prefix_space = needs_prefix_space(tok)
-        self.causal = _is_causal(config)
+        self.causal = _is_causal(self.config)
         self._bos_id = self._start_token()
         probe = self._tokenize([["a"]])[0][1]
         self._n_prefix = int(np.argmax(probe >= 0))
@@ -344,7 +377,6 @@ class TransformerEncoder(Encoder):
         self.unk_id = tok.unk_token_id
         if self.max_tokens < self._n_prefix + self._n_suffix + 2:
             raise ParameterError(f"window {self.max_tokens} is too small for this tokenizer")
-        self._exit_plan = self._plan_early_exit()
 
     def _start_token(self) -> int | None:
         """The token prepended to every sequence (:func:`start_token`), or None."""

@@ -109,6 +109,9 @@ class Context:
     workers: int = 1
     #: torch intra-op threads of each run (0: the process's own; :func:`run_threads`).
     threads: int = 0
+    #: Whether the runs execute in this process, after :meth:`Experiment.prepare` (the local
+    #: backend with one worker): a model loaded to prepare can then serve them too.
+    runs_here: bool = True
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:

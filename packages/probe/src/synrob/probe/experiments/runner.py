@@ -148,7 +148,8 @@ def run_experiment(experiment: Experiment, outdir: str | Path, *, seed: int = 0,
     runs_dir = out / "runs"
     ctx = Context(out, device=device, seed=seed, progress=progress, lang=lang_info["code"],
                   on_stage=on_stage, workers=workers if backend == "local" else 1,
-                  threads=run_threads(backend, workers))
+                  threads=run_threads(backend, workers),
+                  runs_here=backend == "local" and workers == 1)
     t_prep = time.perf_counter()
     experiment.prepare(ctx)
     specs = list(experiment.plan(ctx))

@@ -161,7 +161,9 @@ class AmnesicExperiment(Experiment):
                               f"{self.options['feature']}); see the perturber's warning")
         files = [paths[s] for s in ("train", "dev", "test")]
         it = ctx.progress(files, "amnesic: encoding", len(files)) if ctx.progress else files
-        held = LoadedEncoders()  # the model loads once for the three files
+        # the model loads once for the three files; when the runs follow in this process,
+        # the encoder uses the blocks of the LM they score with (one read of the checkpoint)
+        held = LoadedEncoders(lm=self.options["model"] if ctx.runs_here else None)
         with ctx.stage("encoding"):
             for path in it:
                 encode_corpus(self.options["model"], path, layers=self.layers(),

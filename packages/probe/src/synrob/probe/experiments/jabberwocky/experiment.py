@@ -208,7 +208,10 @@ class JabberwockyExperiment(Experiment):
         paths = [*files["clean"].values(), *(p for d in files["draws"] for p in d.values())]
         jobs = [(e, p) for e in self._encoders() for p in paths]
         items = ctx.progress(jobs, "encoding", total=len(jobs)) if ctx.progress else jobs
-        held = LoadedEncoders()  # each encoder loads once for all files
+        # each encoder loads once for all files; when the behaviour runs follow in this
+        # process, an encoder of their LM's model uses its blocks (one read of the checkpoint)
+        lm = str(self.options["behaviour_lm"]).strip()
+        held = LoadedEncoders(lm=lm if lm and ctx.runs_here else None)
         with ctx.stage("encoding"):
             for enc, path in items:
                 _features(enc["encoder"], enc["params"], ctx.device,

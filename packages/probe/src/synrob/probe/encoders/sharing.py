@@ -1,0 +1,39 @@
+"""A transformer encoder's share of the models loaded in this process
+(:mod:`synrob.perturb.shared_models`): the key its blocks are found and offered under, and the
+causal LM a process will load anyway, loaded first so that the encoder reads no weights."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from synrob.perturb.shared_models import ModelKey
+
+if TYPE_CHECKING:
+    from .transformer import TransformerEncoder
+
+__all__ = ["model_key", "load_lm_first"]
+
+
+def model_key(enc: TransformerEncoder) -> ModelKey | None:
+    """The key ``enc``'s model is shared under, or None when it is not shared: placed over
+    devices, offloaded or quantized, or an encoder-decoder (the encoder is one half)."""
+    if not enc.placement.plain or getattr(enc.config, "is_encoder_decoder", False):
+        return None
+    return ModelKey(enc.files.location, str(enc.options["precision"]), enc.device,
+                    str(enc.options["attention"]), bool(enc.options["trust_remote_code"]))
+
+
+def load_lm_first(enc: TransformerEncoder, spec: str, device: str) -> None:
+    """Load the causal LM ``spec`` (:func:`synrob.perturb.lm.load_lm` on ``device``, as the
+    process's runs will) when it reads ``enc``'s files in ``enc``'s dtype: it then offers its
+    blocks, and ``enc`` reads none. Nothing when it is another model or dtype (the LM would
+    only sit in memory beside the encoder's own)."""
+    from synrob.perturb.dtype import resolve_dtype
+    from synrob.perturb.lm import lm_source, load_lm
+
+    trust = bool(enc.options["trust_remote_code"])
+    if lm_source(spec, trust).location != enc.files.location:
+        return
+    if resolve_dtype("auto", enc.device, spec) != enc.options["precision"]:
+        return
+    load_lm(spec, device=device, trust_remote_code=trust)
