@@ -3,26 +3,21 @@ row comparison behind ``rows_identical`` (no model runs)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from .bench_script import load_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("amnesic_bench", ROOT / "bench" / "amnesic.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["amnesic_bench"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("amnesic", "amnesic_bench")
 
 
 def test_a_nested_phase_owns_its_seconds(bench: ModuleType) -> None:

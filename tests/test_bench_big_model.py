@@ -5,22 +5,19 @@ states and to ``synrob encode``'s vectors, and a positive peak RSS of a child pr
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from .bench_script import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("big_model", ROOT / "bench" / "big_model.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["big_model"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("big_model")
 
 
 @pytest.fixture(scope="module")

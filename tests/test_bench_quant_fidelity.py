@@ -4,7 +4,6 @@ and the lines it prints (the children replaced by canned ``synrob`` outputs; no 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from collections.abc import Sequence
@@ -14,18 +13,14 @@ from typing import Any
 
 import pytest
 
+from .bench_script import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def qf() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("quant_fidelity",
-                                                  ROOT / "bench" / "quant_fidelity.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["quant_fidelity"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("quant_fidelity")
 
 
 def test_quantization_list(qf: ModuleType) -> None:

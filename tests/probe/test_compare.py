@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import synrob.probe as pr
@@ -48,15 +50,22 @@ def _fake_content_keys(out: Path, sha: str) -> None:
     (out / "results.json").write_text(json.dumps(data))
 
 
-@pytest.fixture
-def two_seeds(tmp_path: Path) -> list[Path]:
+def seed_dirs(experiment: Any, tmp_path: Path, prefix: str = "seed",
+              seeds: Iterable[int] = (0, 1)) -> list[Path]:
+    """``experiment`` run at each seed into ``tmp_path/{prefix}{seed}``, every run's clean
+    test file given one content (as real runs of one test file have)."""
     dirs = []
-    for seed in (0, 1):
-        out = tmp_path / f"seed{seed}"
-        run_experiment(Layered(), out, seed=seed)
+    for seed in seeds:
+        out = tmp_path / f"{prefix}{seed}"
+        run_experiment(experiment, out, seed=seed)
         _fake_content_keys(out, "a" * 64)
         dirs.append(out)
     return dirs
+
+
+@pytest.fixture
+def two_seeds(tmp_path: Path) -> list[Path]:
+    return seed_dirs(Layered(), tmp_path)
 
 
 def test_compare_joins_rows_and_draws_one_figure_per_metric(two_seeds, tmp_path: Path) -> None:

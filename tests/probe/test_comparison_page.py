@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 import synrob.probe as pr
 from synrob.probe.comparison_summary import summary_rows
-from synrob.probe.experiments.runner import run_experiment
 from synrob.probe.html_report import SORT_SCRIPT
 
-from .test_compare import Layered, _fake_content_keys
+from .test_compare import Layered, seed_dirs
 from .test_html_report import (
     _assert_self_contained,
     _console_errors,
@@ -62,13 +61,7 @@ class Jabberwockyish(Layered):
 
 
 def _dirs(tmp_path: Path, experiment: type[Layered], seeds: range) -> list[Path]:
-    dirs = []
-    for seed in seeds:
-        out = tmp_path / f"{experiment.name}-{seed}"
-        run_experiment(experiment(), out, seed=seed)
-        _fake_content_keys(out, "a" * 64)
-        dirs.append(out)
-    return dirs
+    return seed_dirs(experiment(), tmp_path, f"{experiment.name}-", seeds)
 
 
 def test_summary_rows_one_per_probe_and_condition_one_column_per_source(tmp_path) -> None:
@@ -191,23 +184,13 @@ def _in_chromium(url: str) -> tuple[list[str], dict[str, Any], list[str], list[s
     with _profile() as profile:
         tools = _DevTools(profile, 90)
         try:
-            target = tools.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            session = tools.call("Target.attachToTarget",
-                                 {"targetId": target, "flatten": True})["sessionId"]
-            for method in ("Runtime.enable", "Log.enable", "Page.enable"):
-                tools.call(method, session=session)
-            tools.call("Emulation.setDeviceMetricsOverride", {
-                "width": WIDTH, "height": 900, "deviceScaleFactor": 1, "mobile": False},
-                session=session)
-            nav = tools.call("Page.navigate", {"url": url}, session=session)
-            assert not nav.get("errorText"), nav
+            session = tools.open_page(url, WIDTH, 900, mobile=False)
 
             def run(expression: str) -> Any:
                 return json.loads(tools.call("Runtime.evaluate", {
                     "expression": expression, "returnByValue": True},
                     session=session)["result"]["value"])
 
-            tools.wait_for("Page.loadEventFired")
             measured = run(MEASURE)
             up, down = run(SORT_BY), run(SORT_BY)
             return _console_errors(tools.events), measured, up, down

@@ -25,7 +25,7 @@ from synrob.perturb.errors import ParameterError
 from synrob.probe.experiments.runner import run_experiment
 from synrob.probe.figures import Figure
 
-from .test_compare import Layered, _fake_content_keys
+from .test_compare import Layered, seed_dirs
 from .test_experiment_amnesic import _rows as amnesic_rows
 
 NOTEBOOK_BACKEND = ("module://matplotlib_inline.backend_inline"
@@ -69,13 +69,7 @@ class Drawn(Layered):
 
 @pytest.fixture
 def two_seeds(tmp_path: Path) -> list[Path]:
-    dirs = []
-    for seed in (0, 1):
-        out = tmp_path / f"seed{seed}"
-        run_experiment(Layered(), out, seed=seed)
-        _fake_content_keys(out, "a" * 64)
-        dirs.append(out)
-    return dirs
+    return seed_dirs(Layered(), tmp_path)
 
 
 def _one_layer(tmp_path: Path) -> list[Path]:
@@ -102,13 +96,7 @@ def _one_layer(tmp_path: Path) -> list[Path]:
                           "value": 0.38, "ci_low": 0.37, "ci_high": 0.39}]
             return rows
 
-    dirs = []
-    for seed in (0, 1):
-        out = tmp_path / f"one{seed}"
-        run_experiment(OneLayer(), out, seed=seed)
-        _fake_content_keys(out, "a" * 64)
-        dirs.append(out)
-    return dirs
+    return seed_dirs(OneLayer(), tmp_path, "one")
 
 
 def test_run_and_compare_leave_the_backend_and_the_users_figures(

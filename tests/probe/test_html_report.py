@@ -352,6 +352,22 @@ class _DevTools:
         while not any(e.get("method") == method for e in self.events):
             self.events.append(self._recv())
 
+    def open_page(self, url: str, width: int, height: int, *, mobile: bool) -> str:
+        """A new tab of ``width`` x ``height`` CSS pixels showing ``url`` once loaded, with
+        its runtime, log and page events on; its DevTools session id."""
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.call("Target.attachToTarget",
+                            {"targetId": target, "flatten": True})["sessionId"]
+        for method in ("Runtime.enable", "Log.enable", "Page.enable"):
+            self.call(method, session=session)
+        self.call("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+            session=session)
+        nav = self.call("Page.navigate", {"url": url}, session=session)
+        assert not nav.get("errorText"), nav
+        self.wait_for("Page.loadEventFired")
+        return session
+
     def close(self) -> None:
         with contextlib.suppress(OSError, TimeoutError, EOFError, AssertionError):
             self.call("Browser.close")
@@ -386,17 +402,7 @@ def _load(url: str, *, timeout: float = 90) -> tuple[list[str], dict[str, Any]]:
     with _profile() as profile:
         tools = _DevTools(profile, timeout)
         try:
-            target = tools.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            session = tools.call("Target.attachToTarget",
-                                 {"targetId": target, "flatten": True})["sessionId"]
-            for method in ("Runtime.enable", "Log.enable", "Page.enable"):
-                tools.call(method, session=session)
-            tools.call("Emulation.setDeviceMetricsOverride", {
-                "width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True},
-                session=session)
-            nav = tools.call("Page.navigate", {"url": url}, session=session)
-            assert not nav.get("errorText"), nav
-            tools.wait_for("Page.loadEventFired")
+            session = tools.open_page(url, *PHONE, mobile=True)
             probe = ("JSON.stringify({scrollWidth: document.documentElement.scrollWidth, "
                      "images: document.images.length, decoded: Array.from(document.images)"
                      ".every(i => i.complete && i.naturalWidth > 0)})")
