@@ -186,3 +186,13 @@ def test_a_synrob_run_amnesic_process_reads_the_checkpoint_once(llama: Path,
     assert lines["model_parses_per_process"] == "1"
     assert lines["weight_loads"] == "1" and lines["config_parses"] == "1"
     assert (tmp_path / "out" / "results.json").is_file()
+
+
+def test_load_lm_keys_a_model_by_the_kind_it_is(llama: Path, reads: list[str]) -> None:
+    """``kind="auto"`` (amnesic, jabberwocky) and ``kind="causal"`` (local_structure) find one
+    loaded LM: an encoder's LM loaded first serves either study's runs."""
+    from synrob.perturb.lm import load_lm
+
+    auto = load_lm(str(llama), device="cpu")
+    assert load_lm(str(llama), device="cpu", kind="causal") is auto
+    assert auto.kind == "causal" and reads == ["LlamaForCausalLM"]

@@ -151,6 +151,9 @@ def load_lm(
     place.check(spec)
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev, spec)
+    if kind == "auto":  # keyed by the kind it is: kind="causal" finds the same model
+        kind = detect_kind(load_config(lm_source(spec, trust_remote_code),
+                                       trust_remote_code=trust_remote_code))
     key = (spec, dev, kind, trust_remote_code, dt, place)
     with _LOCK:
         if key in _LOADED:

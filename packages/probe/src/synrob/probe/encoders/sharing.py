@@ -25,15 +25,16 @@ def model_key(enc: TransformerEncoder) -> ModelKey | None:
 
 def load_lm_first(enc: TransformerEncoder, spec: str, device: str) -> None:
     """Load the causal LM ``spec`` (:func:`synrob.perturb.lm.load_lm` on ``device``, as the
-    process's runs will) when it reads ``enc``'s files in ``enc``'s dtype: it then offers its
-    blocks, and ``enc`` reads none. Nothing when it is another model or dtype (the LM would
-    only sit in memory beside the encoder's own)."""
+    process's runs will: default dtype and kind, no remote code) when it reads ``enc``'s files
+    in ``enc``'s dtype: it then offers its blocks, and ``enc`` reads none. Nothing when it is
+    another model or dtype (the LM would only sit in memory beside the encoder's own)."""
     from synrob.perturb.dtype import resolve_dtype
     from synrob.perturb.lm import lm_source, load_lm
 
-    trust = bool(enc.options["trust_remote_code"])
-    if lm_source(spec, trust).location != enc.files.location:
+    if enc.options["trust_remote_code"]:  # the runs load LMs without it: not the same load
+        return
+    if lm_source(spec).location != enc.files.location:
         return
     if resolve_dtype("auto", enc.device, spec) != enc.options["precision"]:
         return
-    load_lm(spec, device=device, trust_remote_code=trust)
+    load_lm(spec, device=device)

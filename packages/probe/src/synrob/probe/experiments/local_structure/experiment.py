@@ -155,7 +155,10 @@ class LocalStructure(Experiment):
             jobs += [(enc, path, "all") for path in clean]
             jobs += [(enc, str(f.conllu), layers) for f in files.values()]
         it = ctx.progress(jobs, "local-structure: encoding", len(jobs)) if ctx.progress else jobs
-        held = LoadedEncoders()  # each encoder loads once for all files
+        # each encoder loads once for all files; an encoder of the scored LM's model uses its
+        # blocks when the runs follow in this process (one read of the checkpoint)
+        lm = str(self.options["lm"]).strip()
+        held = LoadedEncoders(lm=lm if lm and ctx.runs_here else None)
         with ctx.stage("encoding"):
             for enc, path, layers in it:
                 encode_corpus(enc, path, layers=layers, device=ctx.device, encoders=held)
