@@ -133,3 +133,22 @@ def test_scores_are_computed_once_per_content(llama: Path, tmp_path: Path,
         entry.write_text("{not json", encoding="utf-8")
     assert cached_scores("k", [[1, 2]], lm, {"b": 1}, compute(3.5)) == [[3.5, 2.0]]
     assert len(calls) == 4  # a damaged entry is computed again
+
+
+def test_cache_clear_removes_the_kept_scores_all_or_one_models(
+        llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any) -> None:
+    from synrob.perturb.lm import load_lm
+    from synrob.probe.score_cache import cached_scores, clear_scores, scores_root
+
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
+    lm = load_lm(str(llama), device="cpu", dtype="float32")
+    for n in range(3):
+        cached_scores("k", [[n]], lm, {}, lambda: [[0.0]])
+    assert len(list(scores_root().glob("*.json"))) == 3
+    assert clear_scores("glove-6b-50d") == 0  # another model's: kept
+    assert clear_scores(str(llama)) == 1 + 1 + 1
+    assert not list(scores_root().glob("*"))  # the entries and their lock files
+    cached_scores("k", [[0]], lm, {}, lambda: [[0.0]])
+    cleared = cli(["cache", "clear"])
+    assert cleared.exit_code == 0 and "1 LM score file" in cleared.stderr
+    assert not list(scores_root().glob("*.json"))

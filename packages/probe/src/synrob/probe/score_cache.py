@@ -32,7 +32,7 @@ from synrob.perturb.data import cache_dir
 
 from .cache import _locked, entry_key
 
-__all__ = ["SCORES_FORMAT", "scores_root", "lm_key", "cached_scores"]
+__all__ = ["SCORES_FORMAT", "scores_root", "lm_key", "cached_scores", "clear_scores"]
 
 SCORES_FORMAT = 1
 
@@ -92,3 +92,44 @@ def cached_scores(kind: str, inputs: Any, lm: Any, params: Mapping[str, Any],
         scores = compute()
         write_text_atomic(path, json.dumps({"key": key, "scores": scores}))
     return scores
+
+
+def clear_scores(model: str | None = None, root: Path | None = None) -> int:
+    """Delete the kept scores (all, or those of the LM ``model``: a spec whose model files
+    are the scoring LM's); returns how many. Each entry goes under its lock, so a process
+    writing it finishes first."""
+    root = root or scores_root()
+    if not root.is_dir():
+        return 0
+    resource = _resource(model) if model is not None else None
+    n = 0
+    for path in sorted(root.glob("*.json")):
+        if resource is not None and _entry_resource(path) != resource:
+            continue
+        lock = path.with_name(f"{path.name}.lock")
+        with _locked(lock):
+            path.unlink(missing_ok=True)
+            lock.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
+def _resource(model: str) -> Any:
+    """The model files' identity of ``model`` as :func:`lm_key` records it (None when it is
+    not a model synrob can resolve: then it matches no entry)."""
+    from synrob.perturb.errors import SynrobError
+
+    from .encoders.resolve import resolve_encoder
+
+    try:
+        return json.loads(json.dumps(resolve_encoder(model).identity()["resource"]))
+    except (SynrobError, KeyError):
+        return None
+
+
+def _entry_resource(path: Path) -> Any:
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        return entry["key"]["lm"]["resource"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

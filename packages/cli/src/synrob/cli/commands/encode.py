@@ -116,15 +116,19 @@ def cache_list(
 @cache_app.command("clear")
 def cache_clear(
     encoder: Annotated[str | None, typer.Option(help="Only entries of this encoder "
-                                                "(spec, encoder name or model path).")] = None,
+                                                "(spec, encoder name or model path), and "
+                                                "the LM scores of that model.")] = None,
 ) -> None:
-    """Delete cache entries (all, or one encoder's)."""
+    """Delete cache entries and kept LM scores (all, or one encoder's or model's)."""
     from synrob.probe.cache import clear
+    from synrob.probe.score_cache import clear_scores
 
     from ..output import info
 
     n = clear(encoder)
-    info(f"synrob: removed {n} cache entr{'y' if n == 1 else 'ies'}")
+    m = clear_scores(encoder)
+    info(f"synrob: removed {n} cache entr{'y' if n == 1 else 'ies'} and {m} LM score "
+         f"file{'' if m == 1 else 's'}")
 
 
 def register(app: typer.Typer) -> None:
