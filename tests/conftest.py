@@ -105,6 +105,16 @@ def _machine_independent_bf16():
 
 
 @pytest.fixture(autouse=True)
+def _no_shared_models_from_other_tests():
+    """Each test starts as a fresh process would: no model another test loaded (and a module
+    fixture may keep alive) is offered to its encoders (synrob.perturb.shared_models), so a
+    test of what a load reads sees its own load. Sharing within a test is unchanged."""
+    from synrob.perturb.shared_models import forget_models
+
+    forget_models()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Each test session gets its own synrob cache unless SYNROB_CACHE is set by the runner."""
     if "SYNROB_CACHE" not in os.environ:

@@ -338,7 +338,7 @@ class TransformerEncoder(Encoder):
         import torch
 
         self.device = resolve_device(self.options["device"])
-        self.load_tokenizer()
+        self._read_tokenizer()
         model = self._load_model(getattr(torch, self.options["precision"]))
         if getattr(self.config, "is_encoder_decoder", False):
             model = model.get_encoder()
@@ -347,12 +347,18 @@ class TransformerEncoder(Encoder):
         else:  # accelerate placed it: inputs go where its first module is
             self.device = input_device(model, self.device)
         self.model = model.eval()
+        self._tokenizer_facts()
         self._exit_plan = self._plan_early_exit()
 
     def load_tokenizer(self) -> None:
         """The tokenizer and what it says, without the weights (what :attr:`max_tokens` and
         the words' first token positions need): the start token, the special tokens around
-        the words, padding. Idempotent; :meth:`load` calls it first."""
+        the words, padding. Idempotent; :meth:`load` does it too."""
+        self._read_tokenizer()
+        self._tokenizer_facts()
+
+    def _read_tokenizer(self) -> None:
+        """:attr:`tokenizer`, read once (a fast one: word alignment needs ``word_ids()``)."""
         if self.tokenizer is not None:
             return
         from transformers import AutoTokenizer
@@ -367,6 +373,11 @@ class TransformerEncoder(Encoder):
                 "word alignment needs word_ids()"
             )
         self.tokenizer = tok
+
+    def _tokenizer_facts(self) -> None:
+        """What the tokenizer says of the model's inputs: prefix space, start token, the
+        special tokens before and after the words, padding and unknown ids."""
+        tok = self.tokenizer
         self._prefix_space = needs_prefix_space(tok)
         self.causal = _is_causal(self.config)
         self._bos_id = self._start_token()
