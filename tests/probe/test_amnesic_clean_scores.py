@@ -146,6 +146,9 @@ def test_cache_clear_removes_the_kept_scores_all_or_one_models(
         cached_scores("k", [[n]], lm, {}, lambda: [[0.0]])
     assert len(list(scores_root().glob("*.json"))) == 3
     assert clear_scores("glove-6b-50d") == 0  # another model's: kept
+    assert clear_scores("smolm2") == 0  # a misspelt model (no such model): kept, not all gone
+    assert clear_scores("no-such-model") == 0  # a hub name of no entry: kept
+    assert len(list(scores_root().glob("*.json"))) == 3
     assert clear_scores(str(llama)) == 1 + 1 + 1
     assert not list(scores_root().glob("*"))  # the entries and their lock files
     cached_scores("k", [[0]], lm, {}, lambda: [[0.0]])

@@ -32,7 +32,8 @@ from synrob.perturb.data import cache_dir
 
 from .cache import _locked, entry_key
 
-__all__ = ["SCORES_FORMAT", "scores_root", "lm_key", "cached_scores", "clear_scores"]
+__all__ = ["SCORES_FORMAT", "scores_root", "lm_key", "model_resource", "cached_scores",
+           "clear_scores"]
 
 SCORES_FORMAT = 1
 
@@ -49,12 +50,18 @@ def lm_key(lm: Any) -> dict[str, Any]:
     import transformers
     from synrob.perturb.blas import gemm_mode
 
-    from .encoders.resolve import resolve_encoder
-
-    return {"resource": resolve_encoder(lm.spec).identity()["resource"], "kind": lm.kind,
+    return {"resource": model_resource(lm.spec), "kind": lm.kind,
             "dtype": lm.dtype, "device": torch.device(lm.device).type,
             "placement": lm.placement.identity(), "torch": torch.__version__,
             "transformers": transformers.__version__, "gemm": gemm_mode()}
+
+
+def model_resource(spec: str) -> Any:
+    """The identity of the model files of ``spec`` (the representation cache's for the
+    transformer of that name): what a kept score's LM is recognised by."""
+    from .encoders.resolve import resolve_encoder
+
+    return resolve_encoder(spec).identity()["resource"]
 
 
 def _digest(inputs: Any) -> str:
@@ -101,10 +108,10 @@ def clear_scores(model: str | None = None, root: Path | None = None) -> int:
     root = root or scores_root()
     if not root.is_dir():
         return 0
-    resource = _resource(model) if model is not None else None
+    wanted = _resource(model) if model is not None else None
     n = 0
     for path in sorted(root.glob("*.json")):
-        if resource is not None and _entry_resource(path) != resource:
+        if model is not None and (wanted is None or _entry_resource(path) != wanted):
             continue
         lock = path.with_name(f"{path.name}.lock")
         with _locked(lock):
@@ -115,14 +122,12 @@ def clear_scores(model: str | None = None, root: Path | None = None) -> int:
 
 
 def _resource(model: str) -> Any:
-    """The model files' identity of ``model`` as :func:`lm_key` records it (None when it is
-    not a model synrob can resolve: then it matches no entry)."""
+    """:func:`model_resource` as :func:`lm_key` stored it (JSON), or None when ``model`` is no
+    model synrob can resolve: then it matches no entry."""
     from synrob.perturb.errors import SynrobError
 
-    from .encoders.resolve import resolve_encoder
-
     try:
-        return json.loads(json.dumps(resolve_encoder(model).identity()["resource"]))
+        return json.loads(json.dumps(model_resource(model)))
     except (SynrobError, KeyError):
         return None
 
