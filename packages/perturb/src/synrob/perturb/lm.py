@@ -151,16 +151,23 @@ def load_lm(
     place.check(spec)
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev, spec)
-    if kind == "auto":  # keyed by the kind it is: kind="causal" finds the same model
-        kind = detect_kind(load_config(lm_source(spec, trust_remote_code),
-                                       trust_remote_code=trust_remote_code))
-    key = (spec, dev, kind, trust_remote_code, dt, place)
     with _LOCK:
+        key = (spec, dev, kind, trust_remote_code, dt, place)
         if key in _LOADED:
             return _LOADED[key]
         loaded = _load(spec, dev, kind, trust_remote_code, dt, place)
-        _LOADED[key] = loaded
+        for asked in _kinds_asked(kind, loaded):  # kind="auto" and "causal" find one model
+            _LOADED[(spec, dev, asked, trust_remote_code, dt, place)] = loaded
         return loaded
+
+
+def _kinds_asked(asked: str, loaded: LoadedLM) -> set[str]:
+    """The ``kind`` arguments that mean ``loaded``: the one asked, the kind it is, and
+    ``auto`` when that is the kind ``auto`` picks."""
+    kinds = {asked, loaded.kind}
+    if detect_kind(loaded.model.config) == loaded.kind:
+        kinds.add("auto")
+    return kinds
 
 
 def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = "float32",
