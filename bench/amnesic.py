@@ -489,10 +489,7 @@ def _bench(args: argparse.Namespace) -> None:
     emit("layer_run_floor_s", total)
     emit("layer_run_over_floor", wall / total if total else math.nan)
     emit("loadavg_end", f"{os.getloadavg()[0]:.2f}")
-    emit("model_parses_per_process", counts.model_parses)
-    for label, name in (("weights", "weight_loads"), ("gguf", "gguf_parses"),
-                        ("config", "config_parses"), ("tokenizer", "tokenizer_loads")):
-        emit(name, counts.calls[label])
+    emit_counts(counts)
     if args.rows_out:
         Path(args.rows_out).write_text(json.dumps(rows, indent=1), encoding="utf-8")
     if args.reference:
@@ -527,6 +524,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     _bench(args)
 
 
+def emit_counts(counts: Counts) -> None:
+    """``model_parses_per_process`` and the four counts it is made of, apart."""
+    emit("model_parses_per_process", counts.model_parses)
+    for label, name in (("weights", "weight_loads"), ("gguf", "gguf_parses"),
+                        ("config", "config_parses"), ("tokenizer", "tokenizer_loads")):
+        emit(name, counts.calls[label])
+
+
 def _count_command(argv: Sequence[str]) -> None:
     """``synrob ARGV`` run in this process (its output to stderr), then its model reads:
     ``exit_code``, ``model_parses_per_process`` and the four counts apart."""
@@ -540,10 +545,7 @@ def _count_command(argv: Sequence[str]) -> None:
     finally:
         sys.stdout = stdout
     emit("exit_code", code)
-    emit("model_parses_per_process", counts.model_parses)
-    for label, name in (("weights", "weight_loads"), ("gguf", "gguf_parses"),
-                        ("config", "config_parses"), ("tokenizer", "tokenizer_loads")):
-        emit(name, counts.calls[label])
+    emit_counts(counts)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,6 +113,26 @@ def _no_shared_models_from_other_tests():
     from synrob.perturb.shared_models import forget_models
 
     forget_models()
+
+
+@pytest.fixture
+def model_reads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+    """The class of every model read from a checkpoint in the test (``from_pretrained`` of a
+    model), from a cold start: an empty synrob cache and no LM loaded before it."""
+    import transformers
+    from synrob.perturb import lm
+
+    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(lm, "_LOADED", {})
+    got: list[str] = []
+    real = transformers.PreTrainedModel.from_pretrained.__func__
+
+    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        got.append(cls.__name__)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.PreTrainedModel, "from_pretrained", classmethod(counted))
+    return got
 
 
 @pytest.fixture(autouse=True)

@@ -53,20 +53,11 @@ def test_config_is_parsed_once_per_process(llama: Path, monkeypatch: pytest.Monk
 
 
 def test_probe_reads_the_weights_once_for_every_file(llama: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     model_reads: list[str],
                                                      sample_slice: Any) -> None:
-    import transformers
     from synrob.probe.api import probe
 
-    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))  # every file encoded here
-    loads: list[str] = []
-    real = transformers.PreTrainedModel.from_pretrained.__func__
-
-    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        loads.append(cls.__name__)
-        return real(cls, *args, **kwargs)
-
-    monkeypatch.setattr(transformers.PreTrainedModel, "from_pretrained", classmethod(counted))
+    loads = model_reads  # an empty cache: every file is encoded here
     train, dev = sample_slice("train", 150, tmp_path), sample_slice("dev", 60, tmp_path)
     tests = [sample_slice("test", 60, tmp_path), sample_slice("test", 30, tmp_path)]
     result = probe(tests, encoder=str(llama), layer=1, task="pos", train=train, dev=dev,

@@ -6,7 +6,6 @@ cache; ``fast+pos`` with sinusoidal positions reads none."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,29 +19,6 @@ from .tiny_llama import build_llama, ewt_texts
 def llama(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> Path:
     return build_llama(tmp_path_factory.mktemp("shared-models") / "llama",
                        ewt_texts(ewt_train, 400), blocks=3, hidden=32, ffn=64)
-
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[str]]:
-    """The class of every model read from a checkpoint in the test (a cold cache; no LM or
-    model loaded before it)."""
-    import transformers
-    from synrob.perturb import lm
-    from synrob.perturb.shared_models import forget_models
-
-    monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(lm, "_LOADED", {})
-    forget_models()
-    got: list[str] = []
-    real = transformers.PreTrainedModel.from_pretrained.__func__
-
-    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        got.append(cls.__name__)
-        return real(cls, *args, **kwargs)
-
-    monkeypatch.setattr(transformers.PreTrainedModel, "from_pretrained", classmethod(counted))
-    yield got
-    forget_models()
 
 
 class _Model:
@@ -71,7 +47,7 @@ def test_a_model_is_offered_by_key_with_its_blocks_and_by_weak_reference() -> No
 
 
 def test_an_encoder_uses_the_lm_blocks_and_gets_the_vectors_of_its_own_load(
-        llama: Path, reads: list[str], sample_slice: Any, tmp_path: Path,
+        llama: Path, model_reads: list[str], sample_slice: Any, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     from synrob.perturb.shared_models import forget_models
     from synrob.probe.representations import LoadedEncoders, encode_corpus
@@ -79,19 +55,19 @@ def test_an_encoder_uses_the_lm_blocks_and_gets_the_vectors_of_its_own_load(
     path = sample_slice("test", 40, tmp_path)
     own = encode_corpus(str(llama), path, layers=[1, 2], device="cpu", dtype="float32",
                         encoders=LoadedEncoders())
-    assert reads == ["LlamaModel"]  # layer-only: the encoder's blocks
+    assert model_reads == ["LlamaModel"]  # layer-only: the encoder's blocks
     forget_models()
     monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache-2"))  # encoded again
     shared = encode_corpus(str(llama), path, layers=[1, 2], device="cpu", dtype="float32",
                            encoders=LoadedEncoders(lm=str(llama)))
-    assert reads == ["LlamaModel", "LlamaForCausalLM"]  # the LM, and nothing for the encoder
+    assert model_reads == ["LlamaModel", "LlamaForCausalLM"]  # the LM, and nothing for the encoder
     for layer in (1, 2):
         a, b = own.layer_matrix(layer)[0], shared.layer_matrix(layer)[0]
         assert a.shape[0] > 100 and np.array_equal(a, b)
 
 
 def test_an_lm_of_another_model_is_not_loaded_for_an_encoder(
-        llama: Path, reads: list[str], sample_slice: Any, tmp_path: Path,
+        llama: Path, model_reads: list[str], sample_slice: Any, tmp_path: Path,
         ewt_train: Path) -> None:
     from synrob.probe.representations import LoadedEncoders, encode_corpus
 
@@ -99,18 +75,18 @@ def test_an_lm_of_another_model_is_not_loaded_for_an_encoder(
                         ffn=64, seed=1)
     encode_corpus(str(llama), sample_slice("test", 10, tmp_path), layers=[1], device="cpu",
                   encoders=LoadedEncoders(lm=str(other)))
-    assert reads == ["LlamaModel"]  # its own blocks only: the other LM stays unloaded
+    assert model_reads == ["LlamaModel"]  # its own blocks only: the other LM stays unloaded
 
 
 def test_fast_pos_with_sinusoidal_positions_reads_no_weights(
-        llama: Path, reads: list[str], sample_slice: Any, tmp_path: Path) -> None:
+        llama: Path, model_reads: list[str], sample_slice: Any, tmp_path: Path) -> None:
     from synrob.probe.encoders.resolve import resolve_encoder
 
     enc = resolve_encoder("fast+pos", {"vectors": "glove-6b-50d", "model": str(llama)})
     assert enc.options["positions"] == "sinusoidal"  # rotary positions: none learned
     out = enc.encode_flat([["The", "cat", "sat", "."]], [0])
     assert out.words.shape == (1, 4, 50 + 32)
-    assert reads == []
+    assert model_reads == []
 
 
 def _amnesic(llama: Path) -> Any:
@@ -122,7 +98,7 @@ def _amnesic(llama: Path) -> Any:
 
 
 @pytest.mark.slow
-def test_amnesic_reads_the_checkpoint_once_per_process(llama: Path, reads: list[str],
+def test_amnesic_reads_the_checkpoint_once_per_process(llama: Path, model_reads: list[str],
                                                        tmp_path: Path) -> None:
     """A cold cache: the encoding uses the LM's blocks, every layer run the LM; the rows equal
     those of a process whose encoder read its own blocks (the vectors then came from there)."""
@@ -132,16 +108,16 @@ def test_amnesic_reads_the_checkpoint_once_per_process(llama: Path, reads: list[
     from synrob.probe.experiments.runner import run_experiment
 
     first = run_experiment(_amnesic(llama), tmp_path / "a", device="cpu")
-    assert reads == ["LlamaForCausalLM"]
+    assert model_reads == ["LlamaForCausalLM"]
     lm._LOADED.clear()
     forget_models()
-    reads.clear()
+    model_reads.clear()
     (tmp_path / "cache").rename(tmp_path / "cache-a")  # cold again
     exp = _amnesic(llama)  # encoded by an encoder reading its own blocks, then run
     exp.prepare(Context(tmp_path / "b", device="cpu", seed=0, lang="en", runs_here=False))
-    assert reads == ["LlamaModel"]
+    assert model_reads == ["LlamaModel"]
     second = run_experiment(exp, tmp_path / "b", device="cpu")
-    assert reads == ["LlamaModel", "LlamaForCausalLM"]
+    assert model_reads == ["LlamaModel", "LlamaForCausalLM"]
     strip = ("run_seconds", "run_id")
     assert [{k: v for k, v in r.items() if k not in strip} for r in first.rows] == \
         [{k: v for k, v in r.items() if k not in strip} for r in second.rows]
@@ -149,7 +125,7 @@ def test_amnesic_reads_the_checkpoint_once_per_process(llama: Path, reads: list[
 
 @pytest.mark.slow
 def test_jabberwocky_with_its_behaviour_lm_reads_the_checkpoint_once(
-        llama: Path, reads: list[str], tmp_path: Path) -> None:
+        llama: Path, model_reads: list[str], tmp_path: Path) -> None:
     from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
     from synrob.probe.experiments.runner import run_experiment
 
@@ -157,7 +133,7 @@ def test_jabberwocky_with_its_behaviour_lm_reads_the_checkpoint_once(
                                             jabberwocky_layers="1", behaviour_lm=str(llama),
                                             train_sentences=80, draws=1, epochs=1)
     result = run_experiment(exp, tmp_path / "out", device="cpu")
-    assert reads == ["LlamaForCausalLM"]  # model, fast+pos and behaviour LM: one read
+    assert model_reads == ["LlamaForCausalLM"]  # model, fast+pos and behaviour LM: one read
     assert any(r.get("role") == "fast+pos" for r in result.rows)
     assert any(r.get("kind") == "behaviour" or r.get("section") == "behaviour"
                for r in result.rows)
@@ -188,11 +164,11 @@ def test_a_synrob_run_amnesic_process_reads_the_checkpoint_once(llama: Path,
     assert (tmp_path / "out" / "results.json").is_file()
 
 
-def test_load_lm_keys_a_model_by_the_kind_it_is(llama: Path, reads: list[str]) -> None:
+def test_load_lm_keys_a_model_by_the_kind_it_is(llama: Path, model_reads: list[str]) -> None:
     """``kind="auto"`` (amnesic, jabberwocky) and ``kind="causal"`` (local_structure) find one
     loaded LM: an encoder's LM loaded first serves either study's runs."""
     from synrob.perturb.lm import load_lm
 
     auto = load_lm(str(llama), device="cpu")
     assert load_lm(str(llama), device="cpu", kind="causal") is auto
-    assert auto.kind == "causal" and reads == ["LlamaForCausalLM"]
+    assert auto.kind == "causal" and model_reads == ["LlamaForCausalLM"]

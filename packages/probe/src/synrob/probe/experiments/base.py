@@ -113,6 +113,13 @@ class Context:
     #: backend with one worker): a model loaded to prepare can then serve them too.
     runs_here: bool = True
 
+    def lm_for_encoders(self, lm: str) -> str | None:
+        """``lm`` (a causal LM the runs score with, ``""``: none) when the runs execute in this
+        process, for :class:`~synrob.probe.representations.LoadedEncoders` and
+        :meth:`Encoder.share_lm`: an encoder of its model then uses its blocks; else None."""
+        lm = lm.strip()
+        return lm if lm and self.runs_here else None
+
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Add the wall time of the ``with`` block to ``stages[name]`` (e.g. ``perturbation``,

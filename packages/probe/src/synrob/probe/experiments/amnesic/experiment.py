@@ -163,7 +163,7 @@ class AmnesicExperiment(Experiment):
         it = ctx.progress(files, "amnesic: encoding", len(files)) if ctx.progress else files
         # the model loads once for the three files; when the runs follow in this process,
         # the encoder uses the blocks of the LM they score with (one read of the checkpoint)
-        held = LoadedEncoders(lm=self.options["model"] if ctx.runs_here else None)
+        held = LoadedEncoders(lm=ctx.lm_for_encoders(self.options["model"]))
         with ctx.stage("encoding"):
             for path in it:
                 encode_corpus(self.options["model"], path, layers=self.layers(),

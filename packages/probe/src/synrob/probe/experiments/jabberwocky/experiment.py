@@ -210,8 +210,7 @@ class JabberwockyExperiment(Experiment):
         items = ctx.progress(jobs, "encoding", total=len(jobs)) if ctx.progress else jobs
         # each encoder loads once for all files; when the behaviour runs follow in this
         # process, an encoder of their LM's model uses its blocks (one read of the checkpoint)
-        lm = str(self.options["behaviour_lm"]).strip()
-        held = LoadedEncoders(lm=lm if lm and ctx.runs_here else None)
+        held = LoadedEncoders(lm=ctx.lm_for_encoders(self.options["behaviour_lm"]))
         with ctx.stage("encoding"):
             for enc, path in items:
                 _features(enc["encoder"], enc["params"], ctx.device,

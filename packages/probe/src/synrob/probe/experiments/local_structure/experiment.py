@@ -157,8 +157,7 @@ class LocalStructure(Experiment):
         it = ctx.progress(jobs, "local-structure: encoding", len(jobs)) if ctx.progress else jobs
         # each encoder loads once for all files; an encoder of the scored LM's model uses its
         # blocks when the runs follow in this process (one read of the checkpoint)
-        lm = str(self.options["lm"]).strip()
-        held = LoadedEncoders(lm=lm if lm and ctx.runs_here else None)
+        held = LoadedEncoders(lm=ctx.lm_for_encoders(self.options["lm"]))
         with ctx.stage("encoding"):
             for enc, path, layers in it:
                 encode_corpus(enc, path, layers=layers, device=ctx.device, encoders=held)

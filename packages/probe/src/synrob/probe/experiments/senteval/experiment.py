@@ -169,14 +169,14 @@ class SentEvalExperiment(Experiment):
         jobs = [(enc, layers, t) for enc, layers in self._encodings().items() for t in files]
         items = ctx.progress(jobs, "encoding SentEval tasks", len(jobs)) if ctx.progress else jobs
         instances: dict[str, Any] = {}  # one instance per encoder: weights load once
-        lm = str(self.options["behaviour_lm"]).strip()
+        lm = ctx.lm_for_encoders(self.options["behaviour_lm"])
         with ctx.stage("encoding"):
             for enc, layers, task in items:
                 if enc not in instances:
                     instances.clear()
                     instances[enc] = resolve_encoder(enc, {"device": ctx.device})
-                    if lm and ctx.runs_here:  # an encoder of the behaviour LM's model
-                        instances[enc].share_lm(lm, ctx.device)  # uses its blocks
+                    if lm:  # an encoder of the behaviour LM's model uses its blocks
+                        instances[enc].share_lm(lm, ctx.device)
                 encode_task(instances[enc], corpora[task], layers, device=ctx.device)
 
     def plan(self, ctx: Context) -> Sequence[RunSpec]:
