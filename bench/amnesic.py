@@ -186,18 +186,18 @@ def instrument(phases: Phases, counts: Counts) -> None:
     _patch(module("transformers.integrations.gguf"), "read_gguf_metadata",
            _counted(phases, counts, "gguf"))
     wrap = phases.wrap
-    _patch(module("synrob.perturb.lm"), "load_lm", lambda f: wrap("loading", f))
-    _patch(module("synrob.perturb.models"), "dequantised_copy", lambda f: wrap("loading", f))
-    amnesic = module("synrob.probe.erasure.amnesic")
+    _patch(module("synrob.perturb.lm.loaded"), "load_lm", lambda f: wrap("loading", f))
+    _patch(module("synrob.perturb.lm.models"), "dequantised_copy", lambda f: wrap("loading", f))
+    amnesic = module("synrob.probe.causal.erasure.amnesic")
     _patch(amnesic, "run_amnesic", lambda f: wrap("probe_fits", f))
     _patch(amnesic, "load_gold", lambda f: wrap("other", f))
-    _patch(module("synrob.probe.probing"), "encoder_features",
+    _patch(module("synrob.probe.training.probing"), "encoder_features",
            lambda f: _timed_source(f, phases))
-    _patch(module("synrob.probe.behaviour"), "score_pairs", lambda f: wrap("lm_scoring", f))
-    cf = module("synrob.probe.erasure.counterfactual")
+    _patch(module("synrob.probe.causal.behaviour"), "score_pairs", lambda f: wrap("lm_scoring", f))
+    cf = module("synrob.probe.causal.erasure.counterfactual")
     for name in ("counterfactual_scores", "clean_logprobs"):
         _patch(cf, name, lambda f: wrap("counterfactual", f))
-    _count_probe_steps(module("synrob.probe.erasure.softmax"), counts, torch)
+    _count_probe_steps(module("synrob.probe.causal.erasure.softmax"), counts, torch)
 
 
 def _timed_source(encoder_features: Callable[..., Any], phases: Phases) -> Callable[..., Any]:
@@ -321,10 +321,10 @@ def _sequences(key: Mapping[str, Any], lm: Any) -> tuple[list[int], list[int]]:
     """Token lengths (start token included) of the sequences one condition scores: inside
     the model (both sides of each pair, as ``score_pairs`` tokenizes them) and in the
     counterfactual (word by word, subject before target)."""
-    from synrob.perturb.lm import start_token_id
-    from synrob.probe.behaviour import pair_sentences, split_unchanged
+    from synrob.perturb.lm.loaded import start_token_id
+    from synrob.probe.causal.behaviour import pair_sentences, split_unchanged
+    from synrob.probe.causal.erasure.counterfactual import agreement_pairs, subject_first
     from synrob.probe.encoders.transformer import word_tokens
-    from synrob.probe.erasure.counterfactual import agreement_pairs, subject_first
 
     limit = int(key["pair_limit"]) or None
     pairs, _ = pair_sentences(key["test"], key["pairs"])
@@ -353,7 +353,7 @@ def _warm_clean(key: Mapping[str, Any], device: str) -> float:
 
     if not hasattr(runs, "clean_scores"):
         return math.nan
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
 
     t0 = time.perf_counter()
     runs.clean_scores(key, load_lm(key["model"], device=device))
@@ -365,7 +365,7 @@ def _fresh_score_cache(root: Path) -> None:
     import shutil
 
     try:
-        from synrob.probe import score_cache
+        from synrob.probe.causal import score_cache
     except ImportError:
         return
     shutil.rmtree(root, ignore_errors=True)
@@ -400,7 +400,7 @@ def _floor(key: Mapping[str, Any], lm: Any, counts: Counts, cold: bool, rates: d
            repeats: int, torch: Any) -> dict[str, Any]:
     """The floor's parts (see the module docstring); ``rates``: the LM's, measured before the
     run, to be bettered by those measured now."""
-    from synrob.probe.threads import torch_threads
+    from synrob.probe.runtime.threads import torch_threads
 
     inside, cf = _sequences(key, lm)
     n_inside, n_cf = (4, 3) if cold else (3, 2)
@@ -430,9 +430,9 @@ def _bench(args: argparse.Namespace) -> None:
     import torch
     from encode import _linear_gflops  # bench/ is this script's directory, first on sys.path
     from mst import cpu_model
-    from synrob.perturb.device import resolve_device
-    from synrob.perturb.dtype import native_bf16
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.device import resolve_device
+    from synrob.perturb.lm.dtype import native_bf16
+    from synrob.perturb.lm.loaded import load_lm
     from synrob.probe.experiments.backends import execute_run
     from synrob.probe.experiments.base import Context
 

@@ -2,7 +2,7 @@
 
 oneDNN's bf16 weight gradients round differently on other thread counts in some shapes, so a
 bf16 step's products run their gradients on one thread
-(:func:`synrob.probe.train_precision.backward`). This bench trains the structural distance
+(:func:`synrob.probe.training.precision.backward`). This bench trains the structural distance
 probe and the perceptron probe (full rank, their default regimens, ``train_precision``
 bfloat16) on synthetic vectors (dim ``--dim``, standard normal, seed 0) shaped like the first
 ``--sentences`` sentences of EWT train (their lengths; path-distance targets, a chain as the
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--probes", default="structural,perceptron")
     args = ap.parse_args()
     import torch
-    from synrob.perturb.dtype import native_bf16
+    from synrob.perturb.lm.dtype import native_bf16
 
     torch.set_num_threads(args.threads)
     from mst import cpu_model  # bench/ is this script's directory, first on sys.path
@@ -62,7 +62,7 @@ def main() -> None:
 def _compare(name: str, lengths: list[int], args: argparse.Namespace) -> dict[str, str]:
     """Each way's median epoch seconds and the ratios for probe ``name``."""
     import torch
-    from synrob.probe import training
+    from synrob.probe.training import loop as training
 
     probe, train, dev = _setup(name, lengths, args.dim, args.epochs)
     ways = {"free": _free, "whole": _whole, "nodes": training.backward}
@@ -93,7 +93,8 @@ def _setup(name: str, lengths: list[int], dim: int, epochs: int):  # noqa: ANN20
     import numpy as np
     import torch
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.training import Features, make_batches
+    from synrob.probe.probes.inputs import Features
+    from synrob.probe.training.batches import make_batches
 
     rng = np.random.default_rng(0)
     feats = Features.from_sentences([rng.standard_normal((n, dim)).astype(np.float32)
@@ -118,7 +119,7 @@ def _free(loss, precision: str, device: object) -> None:  # noqa: ANN001
 
 
 def _whole(loss, precision: str, device: object) -> None:  # noqa: ANN001
-    from synrob.probe.threads import torch_threads
+    from synrob.probe.runtime.threads import torch_threads
 
     with torch_threads(1):
         loss.backward()

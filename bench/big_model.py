@@ -161,7 +161,7 @@ SMALL = Shapes(hidden=256, layers=8, ffn=896, heads=8, kv_heads=2, vocab=8192)
 
 def root_dir(cache: Path | None = None) -> Path:
     """Where the checkpoints live: ``$SYNROB_CACHE/big_model`` (synrob's cache root)."""
-    from synrob.perturb.data import cache_dir
+    from synrob.perturb.io.data import cache_dir
 
     return (cache or cache_dir()) / "big_model"
 
@@ -526,9 +526,9 @@ def synrob_batches(ckpt: Path, sents: Sequence[Sequence[str]], *, device: str,
     and the word count. Sentences longer than the window are not supported (EWT has none)."""
     import numpy as np
     import torch
-    from synrob.probe import representations as reps
     from synrob.probe.encoders.resolve import resolve_encoder
     from synrob.probe.encoders.transformer import Sequence_, word_tokens
+    from synrob.probe.representations import encoding as reps
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(ckpt)
@@ -577,8 +577,8 @@ def reference_vectors(ckpt: Path, corpus: Path, layer: int, *, device: str = "cp
     (:func:`run_blocks`) on synrob's batches (:func:`synrob_batches`), in ``precision`` with
     the attention kernel synrob picks for it on ``device``."""
     import torch
-    from synrob.probe import representations as reps
     from synrob.probe.encoders.transformer import resolve_attention
+    from synrob.probe.representations import encoding as reps
 
     attention = resolve_attention(precision, device)
     attention = "sdpa" if attention == "default" else attention
@@ -973,7 +973,7 @@ class Bench:
         """``layer_only_equal``: the cache entry's vectors against :func:`reference_vectors`
         (run in a child, its peak RSS printed)."""
         import numpy as np
-        from synrob.probe.representations import RepresentationSet
+        from synrob.probe.representations.encoding import RepresentationSet
 
         out = self.workdir / "reference.npy"
         log("equal: the block-by-block reference")
@@ -1180,8 +1180,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     log(f"workdir {workdir}")
 
-    from synrob.perturb.device import resolve_device
-    from synrob.perturb.dtype import native_bf16
+    from synrob.perturb.lm.device import resolve_device
+    from synrob.perturb.lm.dtype import native_bf16
 
     dev = resolve_device(args.device)
     emit("cpu", cpu_model())

@@ -12,7 +12,7 @@ again to completion and compared with the reference:
   reference.
 * ``encode`` (``synrob encode --encoder glove-6b-50d ud:en_ewt:train``, a fresh
   ``SYNROB_CACHE`` per trial): after the kill every published cache entry loads through
-  :class:`synrob.probe.representations.RepresentationSet` and equals the reference entry
+  :class:`synrob.probe.representations.encoding.RepresentationSet` and equals the reference entry
   (offsets, every layer, sentence states); after the re-run (which resumes the ``.partial``
   entry) the representations equal the reference's.
 * ``run`` (``synrob run jabberwocky --preset sample -o DIR --workers 2``; the representation
@@ -226,7 +226,7 @@ def chaos_perturb(kills: int, workdir: Path, rng: random.Random, *,
 
 # ---------------------------------------------------------------------- encode
 def _load(entry: Path):  # noqa: ANN202 - RepresentationSet, imported lazily
-    from synrob.probe.representations import RepresentationSet
+    from synrob.probe.representations.encoding import RepresentationSet
 
     return RepresentationSet(entry)
 
@@ -259,7 +259,7 @@ def chaos_encode(kills: int, workdir: Path, rng: random.Random, *,
                  extra: Sequence[str] = ()) -> Tally:
     """Kill ``synrob encode --encoder ENCODER SOURCE`` (fresh cache per trial) ``kills`` times."""
     from synrob.perturb.errors import SynrobError
-    from synrob.probe.cache import list_entries, lookup
+    from synrob.probe.representations.cache import list_entries, lookup
 
     tally = Tally("encode")
     ref_dir = Path(tempfile.mkdtemp(prefix="encode-ref-", dir=workdir))

@@ -20,7 +20,7 @@ into ``--out`` (ignored by git), as parts of at most ``--part-mb`` MB, one per c
   vectors and the unknown words of every lookup the presets make are the same;
 * ``data/ud/en_ewt/``: EWT from ``../shared``;
 * ``seed/pseudowords/``: the pseudoword lexicons cached here, renamed there to that machine's
-  resource key (:func:`synrob.perturb.pseudowords.lexicon_path`) for ``--seed-cache``.
+  resource key (:func:`synrob.perturb.lexicon.pseudowords.lexicon_path`) for ``--seed-cache``.
 
 Everything goes into one LZMA tar, cut into ``--out/partN/kit.tar.xz.N``. Each device call
 carries one part (``carry: [".device-kit/part1"]``, then part2 in the next call while the
@@ -163,7 +163,7 @@ def _preset_forms() -> set[str]:
     """Every form, and its lowercase, of EWT, the bundled sample and the Jabberwocky files
     each preset builds (built here, in a scratch directory, from the cached lexicon)."""
     from synrob.perturb.corpus import read_conllu
-    from synrob.perturb.data import sample_path
+    from synrob.perturb.io.data import sample_path
 
     os.environ.setdefault("SYNROB_DATA", str(SHARED / "data"))
     files = [*sorted((SHARED / "data" / "ud" / "en_ewt").glob("*.conllu")),
@@ -212,7 +212,7 @@ def _glove(stage: Path, forms: set[str]) -> int:
 
 def _lexicons(dest: Path) -> None:
     """The pseudoword lexicons of this machine's cache (renamed there by :func:`unpack`)."""
-    from synrob.perturb.data import cache_dir
+    from synrob.perturb.io.data import cache_dir
 
     dest.mkdir(parents=True)
     found = sorted((cache_dir() / "pseudowords").glob("lexicon-*.json"))
@@ -301,7 +301,7 @@ def unpack(kit: Path, dest: Path) -> None:
 
 def _rename_lexicons(folder: Path, env: dict[str, str]) -> None:
     """Rename each ``lexicon-gG-sS-nN-KEY.json`` to this machine's ``lexicon_path(S, N)``."""
-    code = ("import sys; from synrob.perturb.pseudowords import lexicon_path; "
+    code = ("import sys; from synrob.perturb.lexicon.pseudowords import lexicon_path; "
             "print(lexicon_path(int(sys.argv[1]), int(sys.argv[2])).name)")
     for path in sorted(folder.glob("lexicon-*.json")):
         seed, size = (f[1:] for f in path.stem.split("-")[2:4])  # lexicon-gG-sS-nN-KEY

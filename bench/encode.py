@@ -13,7 +13,7 @@
   float16 (target < 2000);
 * the machine and the FLOP bound: ``matmul_gflops_fp32`` / ``matmul_gflops_bf16`` (a
   (2048 x 1024) x (1024 x 1024) ``torch.nn.functional.linear``, the product a transformer layer
-  runs), ``native_bf16`` (:func:`synrob.perturb.dtype.native_bf16`; ``SYNROB_NATIVE_BF16``
+  runs), ``native_bf16`` (:func:`synrob.perturb.lm.dtype.native_bf16`; ``SYNROB_NATIVE_BF16``
   overrides the hardware's answer when set), ``default_dtype`` (what
   the encoder's ``precision=auto`` resolves to for MiniLM here), ``flop_per_token`` (2 FLOPs
   per weight of the layers plus the attention products at the batches' mean length),
@@ -65,7 +65,7 @@ EWT = Path(os.environ.get("SYNROB_EWT_DIR", ROOT.parent / "shared" / "data" / "u
 _RSS_CHILD = """
 import resource, sys, time, torch
 torch.set_num_threads(int(sys.argv[3]))
-from synrob.probe.representations import encode_corpus
+from synrob.probe.representations.encoding import encode_corpus
 t = time.perf_counter()
 rs = encode_corpus("minilm", sys.argv[1], layers="all", dtype="float16", device=sys.argv[2])
 print(rs.n_words, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -99,8 +99,8 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     os.environ["SYNROB_CACHE"] = tempfile.mkdtemp(prefix="synrob-bench-")
-    from synrob.probe import representations as reps
     from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe.representations import encoding as reps
 
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
     enc = resolve_encoder("minilm", {"device": args.device, "precision": "float32"})
@@ -109,7 +109,7 @@ def main() -> None:
     print(f"model_load_s: {time.perf_counter() - t:.2f}")
     print(f"device: {enc.device}")
     gflops = {dt: _linear_gflops(torch, dt, args.device) for dt in ("float32", "bfloat16")}
-    from synrob.perturb.dtype import native_bf16, resolve_dtype
+    from synrob.perturb.lm.dtype import native_bf16, resolve_dtype
 
     default = resolve_dtype("auto", enc.device, enc.options["model"])
     print(f"matmul_gflops_fp32: {gflops['float32']:.1f}")
@@ -245,8 +245,8 @@ def _budget_sweep(args: argparse.Namespace, enc: Any, default: str, sents: list[
     """Per token budget B: raw fp32 forward and synrob's ``default``-dtype extraction on the
     batches of budget B, interleaved ``--repeats`` times; prints ``budget_sweep_B: raw fp32
     tokens/s, synrob tokens/s, best-over-best ratio``."""
-    from synrob.probe import representations as reps
     from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe.representations import encoding as reps
 
     for budget in (int(b) for b in args.budgets.split(",")):
         enc_b = resolve_encoder("minilm", {"device": args.device, "precision": default,
@@ -356,7 +356,7 @@ def _corpus_batches(enc: Any, sents: list[Any]) -> list[Any]:
     """The batches :func:`encode_corpus` builds with ``enc``: per chunk of the corpus,
     length-sorted under the encoder's token budget."""
     import numpy as np
-    from synrob.probe import representations as reps
+    from synrob.probe.representations import encoding as reps
 
     offsets = np.cumsum([0] + [len(s) for s in sents])
     bounds = reps._chunks(offsets, reps.CHUNK_WORDS)

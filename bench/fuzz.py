@@ -28,7 +28,7 @@ one error boundary):
 The expected outcome is computed independently of the command: the file's bytes are split into
 blocks as CoNLL-U defines them (lines end with LF, CRLF or CR; a blank or whitespace-only line
 ends a sentence; a BOM at the very start is dropped) and each block is checked on its own by the
-library validator (:func:`synrob.perturb.validate.validate_block`); every sentence that was put
+library validator (:func:`synrob.perturb.io.validate.validate_block`); every sentence that was put
 in intact and not touched by a whole-file corruption must be among the valid ones.
 
 Properties checked on every command:

@@ -1,7 +1,7 @@
 """Benchmark: the perceptron probe's batched spanning trees against Kruskal per sentence.
 
 For padded batches of ``--batch`` sentences of each width ``L`` (lengths ``L - 5 .. L``, random
-weights in [1, 2)), times :func:`synrob.probe.metrics.mst_pairs_batch` (minimax ranks up to
+weights in [1, 2)), times :func:`synrob.probe.metrics.trees.mst_pairs_batch` (minimax ranks up to
 ``MINIMAX_MAX_LEN`` words, Prim on the whole batch above) and ``_per_sentence`` (Kruskal, one
 sentence at a time: what batches wider than ``MINIMAX_MAX_LEN`` ran before), on the same
 batches, median of ``--repeats``; checks that both give the same edges in the same order.
@@ -44,7 +44,7 @@ def _time(fn, repeats: int) -> float:
 
 
 def main() -> None:
-    from synrob.probe import metrics
+    from synrob.probe.metrics import trees as metrics
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--widths", default="20,40,60,100")

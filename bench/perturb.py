@@ -152,7 +152,7 @@ def ensure_nltk_tagger(train: Path) -> None:
     import nltk
     from nltk.tag.perceptron import PerceptronTagger
     from synrob.perturb.corpus import read_conllu
-    from synrob.perturb.data import cache_dir
+    from synrob.perturb.io.data import cache_dir
 
     root = cache_dir() / "nltk_data"
     if str(root) not in nltk.data.path:
@@ -178,7 +178,7 @@ def bench_nlpaug(texts: list[str], train: Path) -> dict[str, float]:
         for name in ("synonym_wordnet", "random_word_swap", "random_char_swap"):
             skip(f"nlpaug_{name}_sents_per_s", "nlpaug not installed: pip install nlpaug==1.1.11")
         return {}
-    from synrob.perturb.wordnet import get_wordnet
+    from synrob.perturb.lexicon.wordnet import get_wordnet
 
     get_wordnet()  # puts synrob's offline WordNet on nltk.data.path (nlpaug reads it there)
     ensure_nltk_tagger(train)
@@ -218,7 +218,7 @@ def bench_coco(dev_text: str, n: int) -> None:
         skip("coco_tokens_per_s", "perturber 'coco' is not registered")
         return
     try:
-        from synrob.perturb.lm import forward_throughput
+        from synrob.perturb.lm.loaded import forward_throughput
 
         coco = registry.get("perturber", "coco")()
         full = registry.get("perturber", "coco")(rescoring="full")

@@ -10,7 +10,7 @@ removed after it unless ``--keep-caches``; ``--warm`` shares this shell's cache 
 elsewhere, for a machine that lacks WordNet, wordfreq and spaCy), and the table says so. A
 lexicon's file name holds a fingerprint of the resources that built it: put it in
 ``DIR/pseudowords/`` under the name that
-``python -c "from synrob.perturb.pseudowords import lexicon_path; print(lexicon_path(0, 8000).name)"``
+``python -c "from synrob.perturb.lexicon.pseudowords import lexicon_path; print(lexicon_path(0, 8000).name)"``
 prints on the machine that runs the presets, or it is not found there. Each child's stderr is
 written to ``OUT/K.stderr`` line by line as it comes (a bench killed from outside keeps it),
 and its ``synrob:`` lines (each stage and each run as it ends) are echoed to this process's

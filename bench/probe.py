@@ -2,7 +2,7 @@
 
 The job timed (``probe_seconds``) goes from the representation cache of the first 4,000 EWT
 train sentences (dev = EWT dev for early stopping) and the parsed gold treebanks
-(:mod:`synrob.probe.gold_cache`) to dev and test UUAS / DSpr; it runs in this process after
+(:mod:`synrob.probe.tasks.gold_cache`) to dev and test UUAS / DSpr; it runs in this process after
 both caches have been filled by a child process (``gold_parse_seconds``: what parsing the three
 files there took, which a first run pays once); ``vectors_seconds``, ``gold_seconds``,
 ``setup_seconds`` (normalisation, batches, targets), ``train_seconds`` and ``scoring_seconds``
@@ -17,7 +17,7 @@ same representations and rank, default regimen, 2 CPU cores): 145 s, 1.43 GB pea
 
 Then (unless ``--no-fused-layers``) the same probe on all 7 MiniLM layers through
 ``run_probe``, once one layer after the other (``fuse=False``) and once all layers in one pass
-(``fuse=True``, :func:`synrob.probe.training.fit_layers`), each saved to a scratch directory:
+(``fuse=True``, :func:`synrob.probe.training.loop.fit_layers`), each saved to a scratch directory:
 ``--fused-probe perceptron`` compares the perceptron probe (task ``parse``) instead of the
 structural one; ``--threads 1`` measures what an experiment's run sees with ``--workers``
 as many as the cores (with one worker a run has every core: the default ``--threads 2``).
@@ -48,7 +48,7 @@ EWT = Path(os.environ.get("SYNROB_EWT_DIR",
 def prepare(paths: list[str], layer: int | str) -> None:
     """Fill the representation and gold caches (in a child process: the encoder's memory stays
     there)."""
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations.encoding import encode_corpus
     from synrob.probe.tasks import load_gold
 
     for p in paths:
@@ -63,8 +63,8 @@ def fused_layers(train: Path, dev: Path, test: Path, rank: int, seed: int, devic
 
     import torch
     from synrob.probe.probes import PerceptronProbe, StructuralProbe
-    from synrob.probe.probing import encoder_features, run_probe
     from synrob.probe.tasks import DistanceTask, ParseTask
+    from synrob.probe.training.probing import encoder_features, run_probe
 
     probe_cls, task_cls = ((PerceptronProbe, ParseTask) if probe_name == "perceptron"
                            else (StructuralProbe, DistanceTask))
@@ -138,8 +138,8 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     from synrob.probe.probes import StructuralProbe
-    from synrob.probe.probing import encoder_features, evaluate_probe, train_probe
     from synrob.probe.tasks import DistanceTask, load_gold
+    from synrob.probe.training.probing import encoder_features, evaluate_probe, train_probe
 
     t0, c0 = time.perf_counter(), time.process_time()
     source = encoder_features("minilm", device="cpu", layers=[args.layer])
@@ -160,11 +160,11 @@ def main() -> None:
               ("setup_seconds", t3 - t2 - log.seconds), ("scoring_seconds", t0 + seconds - t3)]
     cpu_seconds = time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    from synrob.probe.tasks.base import _read_gold
+    from synrob.probe.tasks.gold import read_gold
 
     g0 = time.perf_counter()  # what a first run, before the gold cache, parses on top
     for p in (train, dev, test):
-        _read_gold(str(p), None)
+        read_gold(str(p), None)
     gold_parse = time.perf_counter() - g0
     for name, value in [
         ("probe_seconds", seconds), ("probe_cpu_seconds", cpu_seconds),

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from spylls.hunspell import Dictionary
 from synrob.perturb.corpus import read_conllu
-from synrob.perturb.hunspell import find_dictionary
+from synrob.perturb.lexicon.hunspell import find_dictionary
 
 CONTENT = ("NOUN", "VERB", "ADJ", "ADV")
 

@@ -3,7 +3,7 @@
 
 A quantized model's hidden states are not the model's own, so synrob runs a (model,
 quantization) pair only when it passed this check (``QUANT_CHECKED`` in
-``synrob.perturb.placement``, docs/encoders.md "Quantized models") or when the user passes
+``synrob.perturb.lm.placement``, docs/encoders.md "Quantized models") or when the user passes
 ``-p quantization_unchecked=true``. For ``--model`` (default ``smollm2``) at ``--layer``
 (default 12), once in fp32 and once per quantization of ``--quantizations`` (default
 ``int8,nf4,torchao-int8``; torchao-int8 only where ``torchao`` is importable), with the same
@@ -322,8 +322,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "fresh temporary directory, removed at the end)")
     args = ap.parse_args(argv)
 
-    from synrob.perturb.dtype import native_bf16
-    from synrob.perturb.placement import QUANT_TOLERANCE
+    from synrob.perturb.lm.dtype import native_bf16
+    from synrob.perturb.lm.placement import QUANT_TOLERANCE
 
     torchao = importlib.util.find_spec("torchao") is not None
     quantizations, skipped = parse_quantizations(args.quantizations, torchao)

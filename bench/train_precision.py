@@ -4,11 +4,11 @@ For each (probe, task) of ``--checks`` (default: the structural distance probe, 
 the Hewitt & Manning regimen; the linear POS probe; the perceptron probe on parse trees),
 trains on MiniLM layer ``--layer`` of EWT train (``--train-sentences``, 0 = all), with
 EWT dev for early stopping, once with ``train_precision=float32`` and once with ``bfloat16``
-(:mod:`synrob.probe.train_precision`: bf16 autocast steps, fp32 master weights), and scores EWT
+(:mod:`synrob.probe.training.precision`: bf16 autocast steps, fp32 master weights), and scores EWT
 test. The representations are computed once, in float32 (``-p precision=float32``), so only the
 training differs. Prints ``name: value`` lines:
 
-* ``native_bf16`` (what :func:`synrob.perturb.dtype.native_bf16` says of this CPU) and
+* ``native_bf16`` (what :func:`synrob.perturb.lm.dtype.native_bf16` says of this CPU) and
   ``cpu_model``;
 * per check, the test metrics of both trainings, ``bf16_<metric>_delta`` (|bf16 - fp32|; the
   check passes when every one is within ``BF16_TOLERANCE`` = 0.005), the epochs each ran and
@@ -18,7 +18,7 @@ training differs. Prints ``name: value`` lines:
 ``--precision tfloat32 --device cuda`` checks TF32 training on an NVIDIA GPU of compute
 capability 8.0 or newer instead (the probes train and score there; the representations are
 still computed on the CPU): the same lines with ``tf32`` for ``bf16``. TF32 has not been
-checked yet, which is why ``auto`` never trains in it (:mod:`synrob.probe.train_precision`).
+checked yet, which is why ``auto`` never trains in it (:mod:`synrob.probe.training.precision`).
 
 Usage: ``python bench/train_precision.py [--layer 3] [--train-sentences 0] [--threads 2]
 [--checks distance,pos,parse] [--precision bfloat16|tfloat32] [--device cpu]``.
@@ -57,7 +57,7 @@ def _cpu_model() -> str:
 def prepare(paths: list[str], layer: int) -> None:
     """Fill the representation cache, every layer (shared with ``synrob run``'s encodings; a
     child process: the encoder's memory stays there)."""
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations.encoding import encode_corpus
 
     for p in paths:
         encode_corpus("minilm", p, layers="all", device="cpu", params=ENCODER_PARAMS)
@@ -71,9 +71,9 @@ def check(name: str, data: dict, seed: int, precision: str = "bfloat16", device:
           ) -> tuple[list[tuple[str, object]], bool]:
     """Train ``name``'s probe in fp32 and in ``precision`` on ``device``; its lines and whether
     it passed."""
-    from synrob.perturb.dtype import BF16_TOLERANCE
+    from synrob.perturb.lm.dtype import BF16_TOLERANCE
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.probing import evaluate_probe, train_probe
+    from synrob.probe.training.probing import evaluate_probe, train_probe
 
     reg = get_registry()
     probe_name, task_name, params, metrics = CHECKS[name]
@@ -117,7 +117,7 @@ def main() -> None:
         return
     from synrob.perturb.corpus import read_conllu, write_conllu
     from synrob.perturb.errors import ParameterError
-    from synrob.probe.train_precision import resolve_train_precision
+    from synrob.probe.training.precision import resolve_train_precision
 
     try:  # a precision this device lacks fails before the encoding
         resolve_train_precision(args.precision, args.device, "minilm", "structural")
@@ -140,9 +140,9 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from synrob.perturb.dtype import native_bf16
-    from synrob.probe.probing import encoder_features
+    from synrob.perturb.lm.dtype import native_bf16
     from synrob.probe.tasks import load_gold
+    from synrob.probe.training.probing import encoder_features
 
     print(f"cpu_model: {_cpu_model()}")
     print(f"native_bf16: {str(native_bf16('cpu')).lower()}")

@@ -1,6 +1,6 @@
 """Where a structural probe's training step goes, against its FLOP floor (prints ``name: value``).
 
-The step timed is :func:`synrob.probe.training.fit`'s for the structural distance probe (full
+The step timed is :func:`synrob.probe.training.loop.fit`'s for the structural distance probe (full
 rank, batches of 20 sentences: the jabberwocky preset's), on synthetic vectors of MiniLM's size
 shaped like the first ``--sentences`` EWT train sentences (the values do not change the work),
 in fp32 on ``--threads`` threads. Over ``--epochs`` epochs after one warm-up, each phase is
@@ -28,7 +28,7 @@ product ``G t`` instead of autograd's three, no tensor of squares) and torch's f
 floor a step of eager torch kernels gets when the bits may move.
 
 With ``--layers N`` (default 7, MiniLM's), the same for N layers trained in one pass
-(:func:`synrob.probe.training.fit_layers`'s step: ``fused_loss`` and N Adams), per layer:
+(:func:`synrob.probe.training.loop.fit_layers`'s step: ``fused_loss`` and N Adams), per layer:
 ``fused_step_ms_per_layer`` and ``fused_step_over_floor``; ``--layers 1`` skips it.
 
 Usage: ``python bench/train_step.py [--sentences 2000] [--threads 2] [--epochs 3]
@@ -60,9 +60,10 @@ def lengths(n: int) -> list[int]:
 
 
 def data(lens: list[int], layers: int, seed: int = 0) -> Any:
-    """:func:`synrob.probe.training.make_layer_batches` of ``layers`` synthetic layers."""
+    """:func:`synrob.probe.training.batches.make_layer_batches` of ``layers`` synthetic layers."""
     import numpy as np
-    from synrob.probe.training import Features, make_layer_batches
+    from synrob.probe.probes.inputs import Features
+    from synrob.probe.training.batches import make_layer_batches
 
     rng = np.random.default_rng(seed)
     feats = [Features.from_sentences([rng.standard_normal((n, DIM)).astype(np.float32)
@@ -73,10 +74,10 @@ def data(lens: list[int], layers: int, seed: int = 0) -> Any:
 
 def step_parts(one: Any, epochs: int) -> dict[str, float]:
     """Mean ms per step of each phase of one layer's training step on the batches ``one``
-    (a :class:`~synrob.probe.training.BatchSet`), over ``epochs`` epochs."""
-    from synrob.probe.optim import Adam
+    (a :class:`~synrob.probe.training.batches.BatchSet`), over ``epochs`` epochs."""
     from synrob.probe.probes import StructuralProbe
     from synrob.probe.probes.structural import _l1_loss
+    from synrob.probe.training.optim import Adam
 
     probe = StructuralProbe(train_precision="float32")
     module = probe.build(DIM, 0, "distance")
@@ -170,8 +171,8 @@ def prototype_ms(one: Any, epochs: int) -> float:
 def fused_step_ms(lens: list[int], layers: int, epochs: int) -> float:
     """Mean ms per step of ``layers`` layers' fused training step (all phases)."""
     import torch
-    from synrob.probe.optim import Adam
     from synrob.probe.probes import StructuralProbe
+    from synrob.probe.training.optim import Adam
 
     batches = data(lens, layers)
     probe = StructuralProbe(train_precision="float32")

@@ -57,7 +57,7 @@ def ewt_slices(tmp_path_factory, ewt_train: Path, ewt_dev: Path, ewt_test: Path
 
 @pytest.fixture(scope="session")
 def sample_dev() -> Path:
-    from synrob.perturb.data import sample_path
+    from synrob.perturb.io.data import sample_path
 
     return sample_path("dev")
 
@@ -97,7 +97,7 @@ def _machine_independent_bf16():
     native bf16. Session-scoped, so module fixtures that make an encoder see it too. The
     dtype-dependent tests (tests/probe/test_dtype.py, the MiniLM tests of
     tests/probe/test_encoders_real.py) set it themselves and run under both settings."""
-    from synrob.perturb.dtype import NATIVE_BF16_ENV
+    from synrob.perturb.lm.dtype import NATIVE_BF16_ENV
 
     with pytest.MonkeyPatch.context() as mp:
         if NATIVE_BF16_ENV not in os.environ:
@@ -108,9 +108,9 @@ def _machine_independent_bf16():
 @pytest.fixture(autouse=True)
 def _no_shared_models_from_other_tests():
     """Each test starts as a fresh process would: no model another test loaded (and a module
-    fixture may keep alive) is offered to its encoders (synrob.perturb.shared_models), so a
+    fixture may keep alive) is offered to its encoders (synrob.perturb.lm.shared_models), so a
     test of what a load reads sees its own load. Sharing within a test is unchanged."""
-    from synrob.perturb.shared_models import forget_models
+    from synrob.perturb.lm.shared_models import forget_models
 
     forget_models()
 
@@ -120,7 +120,7 @@ def model_reads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """The class of every model read from a checkpoint in the test (``from_pretrained`` of a
     model), from a cold start: an empty synrob cache and no LM loaded before it."""
     import transformers
-    from synrob.perturb import lm
+    from synrob.perturb.lm import loaded as lm
 
     monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(lm, "_LOADED", {})
@@ -146,7 +146,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 def _write_sample_slice(split: str, n: int, dest: Path) -> str:
     """The first ``n`` sentences of the bundled sample's ``split`` as a CoNLL-U file in ``dest``."""
-    from synrob.perturb.data import resolve_input
+    from synrob.perturb.io.data import resolve_input
 
     text = Path(resolve_input(f"sample:en_ewt:{split}")[0]).read_text(encoding="utf-8")
     blocks = [b for b in text.split("\n\n") if b.strip()][:n]

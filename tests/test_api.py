@@ -78,7 +78,7 @@ def test_perturb_from_sentences_and_a_built_perturber() -> None:
 
 def test_tables_to_pandas_and_html(monkeypatch: pytest.MonkeyPatch) -> None:
     import synrob.perturb as sp
-    from synrob.perturb.table import ResultTable
+    from synrob.perturb.io.table import ResultTable
 
     t = ResultTable()
     t.rows = [{"metric": "uuas", "value": 0.5, "note": "<script>x</script>"},

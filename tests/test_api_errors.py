@@ -91,8 +91,8 @@ def test_layer_errors_are_one_class_from_probe_and_encode() -> None:
 def test_an_encoder_typo_is_refused_with_close_names_before_any_hub_access(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import synrob.probe as pr
-    from synrob.perturb import models
     from synrob.perturb.errors import UnknownComponentError
+    from synrob.perturb.lm import models
 
     def no_hub(*_a: object, **_k: object) -> bool:
         raise AssertionError("the hub was asked")
@@ -113,7 +113,7 @@ def test_an_encoder_typo_is_refused_with_close_names_before_any_hub_access(
 def test_hub_names_still_go_to_the_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Owner/name ids, canonical bare ids far from every alias (gpt2) and a cached model
     named like a typo are hub names, as before."""
-    from synrob.perturb.models import MODEL_ALIASES, refuse_near_miss, resolve_model
+    from synrob.perturb.lm.models import MODEL_ALIASES, refuse_near_miss, resolve_model
     from synrob.probe.encoders.resolve import spec_target
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))

@@ -23,8 +23,8 @@ def test_eraser_files_get_the_mode_of_every_other_output(tmp_path: Path) -> None
     """safetensors writes through its own private (0600) temporary file; a published eraser
     has the mode any new file gets (0644 under umask 022), like a CoNLL-U output."""
     torch = pytest.importorskip("torch")
-    from synrob.perturb.atomic import write_text_atomic
-    from synrob.probe.erasure import Eraser, save_eraser
+    from synrob.perturb.io.atomic import write_text_atomic
+    from synrob.probe.causal.erasure import Eraser, save_eraser
 
     old = os.umask(0o022)
     try:
@@ -41,7 +41,7 @@ def test_completion_offers_the_documented_names_only() -> None:
     """dir() of either package is its __all__, also after its internals were imported (as
     any call imports them); IPython's completer (with and without jedi) offers the same."""
     import synrob.perturb as sp
-    import synrob.perturb.atomic  # noqa: F401 - an internal module, now an attribute
+    import synrob.perturb.io.atomic  # noqa: F401 - an internal module, now an attribute
     import synrob.probe as pr
     import synrob.probe.api  # noqa: F401
 
@@ -136,7 +136,7 @@ def test_probe_rows_keep_the_given_spec_name_baselines_as_experiments_do_and_dro
         tmp_path: Path) -> None:
     import synrob.perturb as sp
     import synrob.probe as pr
-    from synrob.perturb.data import sample_path
+    from synrob.perturb.io.data import sample_path
     from synrob.probe.experiments.jabberwocky.stats import BASELINES
 
     sp.perturb("sample:en_ewt:test", "jabberwocky", seed=0).write_conllu(tmp_path / "jab.conllu")

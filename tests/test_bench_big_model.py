@@ -24,7 +24,7 @@ def _bench():
 def built(tmp_path_factory: pytest.TempPathFactory):
     """``(bench module, checkpoint dir, shapes)``: a small checkpoint built in a temporary
     cache, its tokenizer trained on the bundled EWT sample."""
-    from synrob.perturb.data import sample_path
+    from synrob.perturb.io.data import sample_path
 
     bench = _bench()
     shapes = bench.Shapes(hidden=64, layers=6, ffn=160, heads=4, kv_heads=2, vocab=2048,
@@ -150,7 +150,7 @@ def test_the_reference_vectors_equal_synrob_encodes(built, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """``layer_only_equal`` on small shapes: the cache entry's layer-4 vectors (float16)."""
     import numpy as np
-    from synrob.perturb.data import sample_path
+    from synrob.perturb.io.data import sample_path
     from synrob.probe.api import encode
 
     bench, ckpt, _ = built

@@ -76,7 +76,7 @@ def test_a_kit_in_parts_unpacks_into_a_working_site(tmp_path: Path) -> None:
                for line in (dest / "env.sh").read_text().splitlines())
     assert env["PYTHONPATH"] == str(dest / "site") and env["HF_HUB_OFFLINE"] == "1"
     assert (dest / "site" / "tiny" / "__init__.py").is_file()
-    from synrob.perturb.pseudowords import lexicon_path
+    from synrob.perturb.lexicon.pseudowords import lexicon_path
 
     # renamed to the key of the machine that unpacks (here: this one)
     assert [p.name for p in (dest / "seed" / "pseudowords").iterdir()] == [

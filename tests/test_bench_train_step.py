@@ -39,8 +39,9 @@ def test_the_prototypes_gradient_is_autograds() -> None:
     gradient (autograd through synrob's loss), up to fp32 rounding."""
     import numpy as np
     import torch
+    from synrob.probe.probes.inputs import Features
     from synrob.probe.probes.structural import _l1_loss
-    from synrob.probe.training import Features, make_batches
+    from synrob.probe.training.batches import make_batches
 
     bench = _bench()
     rng = np.random.default_rng(0)

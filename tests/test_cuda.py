@@ -27,7 +27,7 @@ def tiny_bert(tiny_ewt_lms: dict[str, str]) -> Path:
 
 
 def _encode(model: Path, source: Path, device: str, precision: str) -> list[np.ndarray]:
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations.encoding import encode_corpus
 
     rs = encode_corpus(str(model), source, layers="all", device=device, dtype="float32",
                        params={"precision": precision})
@@ -50,7 +50,7 @@ def test_cuda_auto_precision_is_bf16_for_a_checked_model_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """On a bf16-capable GPU ``auto`` is bf16 for MiniLM (checked) and fp32 for other models
     (detected: ``SYNROB_NATIVE_BF16``, 0 for the rest of the suite, is unset here)."""
-    from synrob.perturb.dtype import NATIVE_BF16_ENV, resolve_dtype_for
+    from synrob.perturb.lm.dtype import NATIVE_BF16_ENV, resolve_dtype_for
 
     monkeypatch.delenv(NATIVE_BF16_ENV, raising=False)
     assert torch.cuda.is_bf16_supported()
@@ -60,7 +60,7 @@ def test_cuda_auto_precision_is_bf16_for_a_checked_model_only(
 
 def test_cuda_probe_scores_like_cpu(tiny_bert: Path, cli, sample_dev: Path) -> None:
     """``synrob probe --device cuda`` trains and scores like the CPU run (same seed)."""
-    from synrob.perturb.data import sample_path
+    from synrob.perturb.io.data import sample_path
 
     scores = {}
     for device in ("cpu", "cuda"):
@@ -95,8 +95,8 @@ def test_cuda_prefix_coco_chooses_the_words_of_full_rescoring(
 
 def test_cuda_overlapped_loop_equals_the_serial_loop(tiny_bert: Path, ewt_dev: Path) -> None:
     """On the GPU, overlapping host work with the next forward pass changes no value."""
-    from synrob.probe import representations as reps
     from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe.representations import encoding as reps
 
     sents = reps.read_words(ewt_dev)[:600]
     out = {}
@@ -114,8 +114,8 @@ def test_cuda_early_exit_equals_the_full_pass(kind: str, tiny_deep_models: dict[
                                               ewt_dev: Path) -> None:
     """On the GPU, a pass cut after the blocks a layer needs gives the full pass's vectors
     (4-block models; GPT-2 runs one more block, for its final norm)."""
-    from synrob.probe import representations as reps
     from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe.representations import encoding as reps
 
     sents = reps.read_words(ewt_dev)[:400]
     enc = resolve_encoder(str(tiny_deep_models[kind]), {"device": "cuda",
@@ -133,9 +133,9 @@ def test_cuda_early_exit_equals_the_full_pass(kind: str, tiny_deep_models: dict[
 
 def test_cuda_perceptron_trees_are_computed_on_the_device_and_equal_the_cpu_trees(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The perceptron loss's trees on CUDA come from synrob.probe.mst_torch, on the device, and
+    """The perceptron loss's trees on CUDA come from synrob.probe.metrics.mst_torch, on the device, and
     are the numpy trees of the CPU path, edge for edge and in order (long sentences too)."""
-    from synrob.probe import metrics
+    from synrob.probe.metrics import trees as metrics
     from synrob.probe.probes.structural import _batch_trees
 
     rng = np.random.default_rng(0)
@@ -159,8 +159,10 @@ def test_cuda_perceptron_training_gives_the_same_weights_every_run() -> None:
     """The same seed trains the same perceptron weights twice on the GPU: the tree scores are
     summed in a fixed order there (``_tree_scores``), not by CUDA's atomic ``index_add_``."""
     from synrob.probe.probes import PerceptronProbe
-    from synrob.probe.training import Features, fit, make_batches
-    from synrob.probe.tree_baselines import tree_distances
+    from synrob.probe.probes.inputs import Features
+    from synrob.probe.tasks.baselines import tree_distances
+    from synrob.probe.training.batches import make_batches
+    from synrob.probe.training.loop import fit
 
     rng = np.random.default_rng(0)
     lens = [int(n) for n in rng.integers(2, 30, size=120)]
@@ -186,7 +188,9 @@ def test_cuda_tfloat32_training_runs_in_tf32_and_stays_near_fp32() -> None:
     fp32's), the distances of the loss in IEEE fp32, the flag is the caller's again after, and
     the trained probe's predictions stay close to fp32 training's."""
     from synrob.probe.probes import StructuralProbe
-    from synrob.probe.training import Features, fit, make_batches, predict
+    from synrob.probe.probes.inputs import Features
+    from synrob.probe.training.batches import make_batches
+    from synrob.probe.training.loop import fit, predict
 
     rng = np.random.default_rng(0)
     lens = [int(n) for n in rng.integers(3, 25, size=200)]
@@ -228,13 +232,13 @@ def test_cuda_device_map_across_gpu_and_cpu_gives_the_gpu_results(
     the rest on the CPU. The word vectors, the log-probabilities and the erased
     log-probabilities (the hook on a CPU block and on a GPU block) equal the whole model's on
     the GPU (1e-4), and the vectors come back to the host in the cache's dtype."""
-    from synrob.perturb.lm import load_lm
-    from synrob.perturb.placement import Placement
-    from synrob.probe.behaviour import pair_sentences, score_pairs, split_unchanged
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.perturb.lm.placement import Placement
+    from synrob.probe.causal.behaviour import pair_sentences, score_pairs, split_unchanged
+    from synrob.probe.causal.erasure import Eraser
+    from synrob.probe.causal.erasure.inside import erasing
     from synrob.probe.encoders.transformer import TransformerEncoder
-    from synrob.probe.erasure import Eraser
-    from synrob.probe.erasure.inside import erasing
-    from synrob.probe.representations import read_words
+    from synrob.probe.representations.encoding import read_words
 
     sents = read_words(ewt_dev)[:10]
     split = {"device_map": "auto", "max_memory": "0=400KB,cpu=1GiB"}
@@ -266,7 +270,7 @@ def test_cuda_device_map_across_gpu_and_cpu_gives_the_gpu_results(
 
 def test_cuda_layer_only_equals_the_whole_model(tiny_llama: Path, ewt_dev: Path) -> None:
     from synrob.probe.encoders.transformer import TransformerEncoder
-    from synrob.probe.representations import read_words
+    from synrob.probe.representations.encoding import read_words
 
     sents = read_words(ewt_dev)[:10]
     kw = {"model": str(tiny_llama), "precision": "float32", "device": "cuda"}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from synrob.perturb.errors import ParameterError
-from synrob.perturb.table import ResultTable, Selection
+from synrob.perturb.io.table import ResultTable, Selection
 
 pd = pytest.importorskip("pandas")
 

@@ -60,7 +60,7 @@ def _poison(path: Path, how: str, canary: Path) -> None:
 @pytest.mark.parametrize("name", ["layer_0.npy", "offsets.npy"])
 def test_tampered_cache_entry_is_refused_never_unpickled(sample_dev, tmp_path, own_cache,
                                                          canary, cli, name, how):
-    from synrob.probe.representations import RepresentationSet, encode_corpus
+    from synrob.probe.representations.encoding import RepresentationSet, encode_corpus
 
     corpus = _corpus(sample_dev, tmp_path)
     rs = encode_corpus("glove-6b-50d", corpus)
@@ -270,7 +270,7 @@ def test_model_that_needs_its_own_code_is_one_clean_error(tmp_path, monkeypatch)
 
 
 def test_load_lm_defaults_to_untrusted(tmp_path, monkeypatch):
-    from synrob.perturb import lm
+    from synrob.perturb.lm import loaded as lm
 
     calls = _fake_transformers(monkeypatch, stop_at="AutoModelForMaskedLM")
     with pytest.raises(_Stop):
@@ -284,7 +284,7 @@ def test_load_lm_defaults_to_untrusted(tmp_path, monkeypatch):
 
 
 def test_subword_tokenizer_from_the_hub_is_untrusted(monkeypatch):
-    from synrob.perturb import subword
+    from synrob.perturb.lm import subword
 
     calls = _fake_transformers(monkeypatch, stop_at="AutoTokenizer")
     with pytest.raises(ResourceError, match="cannot load tokenizer"):  # wraps our _Stop
@@ -293,7 +293,7 @@ def test_subword_tokenizer_from_the_hub_is_untrusted(monkeypatch):
 
 
 def test_coco_trust_remote_code_is_off_unless_asked(monkeypatch):
-    from synrob.perturb import lm
+    from synrob.perturb.lm import loaded as lm
     from synrob.perturb.perturbers.coco import CoCo
 
     seen: list[bool] = []
@@ -302,7 +302,7 @@ def test_coco_trust_remote_code_is_off_unless_asked(monkeypatch):
         seen.append(kw["trust_remote_code"])
         raise _Stop(spec)
 
-    monkeypatch.setattr(lm, "load_lm", fake_load_lm)  # setup() imports it from synrob.perturb.lm
+    monkeypatch.setattr(lm, "load_lm", fake_load_lm)  # setup() imports it from synrob.perturb.lm.loaded
     for params in ({}, {"trust_remote_code": "true"}):
         with pytest.raises(_Stop):
             CoCo(device="cpu", **params).setup()

@@ -6,13 +6,13 @@ Usage: ``python docs/data/erasure_preprocessing.py [--train 400 --dev 100 --test
 Writes the first N sentences of ``sample:en_ewt:train|dev|test`` into a temporary directory,
 fits LEACE on each task's labelled training words at each encoder's layer (UPOS, and Number
 among the words that have it), erases train, dev and test, and fits the converged linear probe
-of ``synrob erase`` (``synrob.probe.erasure.softmax``) after each ``normalize`` choice fitted on
+of ``synrob erase`` (``synrob.probe.causal.erasure.softmax``) after each ``normalize`` choice fitted on
 the erased training vectors: ``standardize`` and ``none`` are affine and keep the erased
 training class means equal, ``unit`` (what ``auto`` does on a layer with massive activations)
 rescales every vector to one norm and does not. Prints one Markdown row per encoder and task:
 the majority rate (the training majority label's test accuracy, as ``synrob erase`` reports
 it), the test accuracy under each choice, and the training class-mean gap
-(:func:`synrob.probe.erasure.fit.class_mean_gap`) under ``unit``.
+(:func:`synrob.probe.causal.erasure.fit.class_mean_gap`) under ``unit``.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from synrob.perturb.data import resolve_input
-from synrob.probe.erasure.fit import apply_rows, class_mean_gap, fit_leace, labelled_rows
-from synrob.probe.erasure.softmax import fit_softmax
-from synrob.probe.normalize import fit_norm
-from synrob.probe.probing import encoder_features
+from synrob.perturb.io.data import resolve_input
+from synrob.probe.causal.erasure.fit import apply_rows, class_mean_gap, fit_leace, labelled_rows
+from synrob.probe.causal.erasure.softmax import fit_softmax
+from synrob.probe.probes.inputs import Features
+from synrob.probe.probes.normalize import fit_norm
 from synrob.probe.tasks import FeatsTask, PosTask, load_gold
-from synrob.probe.training import Features
+from synrob.probe.training.probing import encoder_features
 
 POLICIES = ("standardize", "none", "unit")
 

@@ -15,7 +15,7 @@ import sys
 
 def main(src: str, dest: str) -> None:
     from synrob.probe import load_results
-    from synrob.probe.figures import save_png
+    from synrob.probe.render.figures import save_png
 
     save_png(load_results(src).plot(), dest)
 

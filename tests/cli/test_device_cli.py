@@ -1,4 +1,4 @@
-"""Every --device goes through synrob.perturb.device: the same one-line error, exit 1.
+"""Every --device goes through synrob.perturb.lm.device: the same one-line error, exit 1.
 
 CUDA is monkeypatched away (in-process runs through the real error boundary), so these tests
 check a CPU-only machine's behaviour also on a machine that has a GPU.

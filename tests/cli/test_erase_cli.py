@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from synrob.perturb.corpus import read_conllu, write_conllu
-from synrob.perturb.data import sample_path
+from synrob.perturb.io.data import sample_path
 
 pytest.importorskip("concept_erasure")
 
@@ -113,7 +113,7 @@ def test_displacements_and_the_matched_control(fitted):
 
 
 def test_lbfgs_records_its_own_settings_and_the_chosen_fits_steps(fitted, data):
-    from synrob.probe.erasure.softmax import L2_GRID, SETTINGS
+    from synrob.probe.causal.erasure.softmax import L2_GRID, SETTINGS
 
     out = json.loads(fitted["result"].stdout)
     assert out["lbfgs"] == json.loads(json.dumps(SETTINGS))
@@ -144,7 +144,7 @@ def test_adam_settings_with_lbfgs_are_one_error_line(cli, data):
 
 
 def test_output_files_and_progress(fitted):
-    from synrob.probe.erasure import load_eraser
+    from synrob.probe.causal.erasure import load_eraser
 
     f = fitted["file"]
     leace, control = load_eraser(f), load_eraser(f.with_name("pos.random.safetensors"))

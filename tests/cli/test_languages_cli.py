@@ -116,8 +116,8 @@ def test_robustness_skips_copos_outside_english_and_says_so(tmp_path: Path) -> N
 
 
 def test_a_treebank_sets_the_three_splits(tmp_path: Path) -> None:
-    from synrob.perturb.data import split_specs
     from synrob.perturb.errors import ParameterError, ResourceError
+    from synrob.perturb.io.data import split_specs
     from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
 
     assert split_specs("ud:tr_boun") == {s: f"ud:tr_boun:{s}" for s in ("train", "dev", "test")}

@@ -85,7 +85,7 @@ def test_distance_probe_json_predictions_and_reload(cli, files, tmp_path):
 
 
 def _tree_distances(heads: list[int]) -> list[list[int]]:
-    from synrob.perturb.tree import distances
+    from synrob.perturb.io.tree import distances
 
     return distances(heads)
 

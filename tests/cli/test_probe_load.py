@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from synrob.perturb.corpus import read_conllu, write_conllu
-from synrob.perturb.data import sample_path
+from synrob.perturb.io.data import sample_path
 
 
 def _vectors(path: Path, words: list[str], dim: int, seed: int) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synrob.perturb.data import sample_path
+from synrob.perturb.io.data import sample_path
 
 GLOVE = "glove-6b-50d"
 BASE = ["probe", "--encoder", GLOVE, "--layer", "0", "--train", "sample:en_ewt:train",
@@ -87,14 +87,14 @@ def _check_baseline_intervals(out: dict, test: str, n_boot: int) -> None:
     """The majority baseline's interval is the percentile interval of its per-sentence
     statistics on the layer's own resamples (default_rng(seed), stats.resample_indices), and
     the layer's lead over it is the paired difference."""
-    from synrob.probe import stats as st
-    from synrob.probe.tasks import PosTask, load_gold
-    from synrob.probe.tree_baselines import baseline_predictions
+    from synrob.probe.metrics import bootstrap as st
+    from synrob.probe.tasks import PosTask, load_gold, scores
+    from synrob.probe.tasks.baselines import baseline_predictions
 
     base, res = out["baselines"]["majority"][test], out["results"][test]
     task, train, gold = PosTask(), load_gold(str(sample_path("train"))), load_gold(test)
     task.fit(train)
-    _, stats = st.score(task, gold, baseline_predictions("majority", task, train, gold))
+    _, stats = scores.score(task, gold, baseline_predictions("majority", task, train, gold))
     idx = st.resample_indices(len(gold), n_boot, np.random.default_rng(out["seed"]))
     assert base["acc_ci95"] == st.percentile_interval(st.bootstrap_values([stats["acc"]], idx))
     lead = res["lead"]["majority"]

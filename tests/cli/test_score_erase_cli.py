@@ -22,8 +22,8 @@ LAYER = 1
 def _eraser(spec: str, *, identity: bool = False, kind: str = "leace", layer: int = LAYER,
             seed: int = 0) -> Any:
     """An eraser for the tiny LM with the metadata ``synrob erase`` records."""
+    from synrob.probe.causal.erasure import Eraser
     from synrob.probe.encoders.resolve import resolve_encoder
-    from synrob.probe.erasure import Eraser
 
     g = torch.Generator().manual_seed(seed)
     left = torch.randn(32, 2, generator=g)
@@ -42,7 +42,7 @@ def lm_dir(tiny_ewt_lms: dict[str, str]) -> str:
 
 
 def _save(path: Path, eraser: Any) -> str:
-    from synrob.probe.erasure.store import save_eraser
+    from synrob.probe.causal.erasure.store import save_eraser
 
     save_eraser(path, eraser)
     return str(path)

@@ -58,10 +58,10 @@ BUG_LINE = ("synrob: internal error: IndexError: list index out of range "
 
 
 def test_internal_error_is_one_bug_line_exit_70(cli, monkeypatch, sample_dev) -> None:
-    import synrob.perturb.data
+    import synrob.perturb.io.data
 
     monkeypatch.delenv("SYNROB_DEBUG", raising=False)
-    monkeypatch.setattr(synrob.perturb.data, "resolve_input",
+    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input",
                         _fail_with(IndexError("list index out of range")))
     res = cli(["conllu", "stats", sample_dev])
     assert res.exit_code == 70
@@ -69,10 +69,10 @@ def test_internal_error_is_one_bug_line_exit_70(cli, monkeypatch, sample_dev) ->
 
 
 def test_internal_error_traceback_with_synrob_debug(cli, monkeypatch, sample_dev) -> None:
-    import synrob.perturb.data
+    import synrob.perturb.io.data
 
     monkeypatch.setenv("SYNROB_DEBUG", "1")
-    monkeypatch.setattr(synrob.perturb.data, "resolve_input",
+    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input",
                         _fail_with(IndexError("list index out of range")))
     res = cli(["conllu", "stats", sample_dev])
     assert res.exit_code == 70
@@ -82,16 +82,16 @@ def test_internal_error_traceback_with_synrob_debug(cli, monkeypatch, sample_dev
 
 
 def test_internal_error_message_is_one_line(cli, monkeypatch, sample_dev) -> None:
-    import synrob.perturb.data
+    import synrob.perturb.io.data
 
     monkeypatch.delenv("SYNROB_DEBUG", raising=False)
-    monkeypatch.setattr(synrob.perturb.data, "resolve_input",
+    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input",
                         _fail_with(RuntimeError("first line\nsecond line")))
     res = cli(["conllu", "stats", sample_dev])
     assert res.exit_code == 70
     assert res.stderr == ("synrob: internal error: RuntimeError: first line "
                           "(a bug: please report it with SYNROB_DEBUG=1 output)\n")
-    monkeypatch.setattr(synrob.perturb.data, "resolve_input", _fail_with(AssertionError()))
+    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input", _fail_with(AssertionError()))
     res = cli(["conllu", "stats", sample_dev])
     assert res.exit_code == 70 and res.stderr.startswith("synrob: internal error: AssertionError (a bug")
 
@@ -107,9 +107,9 @@ def test_user_error_traceback_only_with_synrob_debug(cli, monkeypatch, tmp_path)
 
 
 def test_ctrl_c_is_one_line_exit_130(cli, monkeypatch, sample_dev) -> None:
-    import synrob.perturb.data
+    import synrob.perturb.io.data
 
-    monkeypatch.setattr(synrob.perturb.data, "resolve_input", _fail_with(KeyboardInterrupt()))
+    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input", _fail_with(KeyboardInterrupt()))
     res = cli(["conllu", "stats", sample_dev])
     assert res.exit_code == 130 and res.stderr == "synrob: interrupted\n"
 

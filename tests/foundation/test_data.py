@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from synrob.perturb import data
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import ResourceError
+from synrob.perturb.io import data
 
 
 @pytest.mark.parametrize(("split", "n"), [("train", 1000), ("dev", 250), ("test", 250)])

@@ -1,4 +1,4 @@
-"""The one FEATS parser and formatter (synrob.perturb.feats) and the three modules that use it."""
+"""The one FEATS parser and formatter (synrob.perturb.io.feats) and the three modules that use it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from synrob.perturb.corpus import Word, sentences_from_string
-from synrob.perturb.feats import feats_value, format_feats, parse_feats
+from synrob.perturb.io.feats import feats_value, format_feats, parse_feats
 
 # A FEATS name or value: no '|', no '=' in names, not empty (values may hold '=', e.g. in MISC-
 # like extensions; the parser splits at the first '=').

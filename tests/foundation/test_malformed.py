@@ -12,7 +12,7 @@ import warnings
 import pytest
 from synrob.perturb.corpus import ConlluWarning, read_conllu, sentences_from_string
 from synrob.perturb.errors import ConlluError
-from synrob.perturb.validate import validate_block
+from synrob.perturb.io.validate import validate_block
 
 _ids = itertools.count()
 

@@ -1,6 +1,6 @@
 """Tree utilities on hand-built trees."""
 
-from synrob.perturb import tree
+from synrob.perturb.io import tree
 
 #        3
 #      /   \

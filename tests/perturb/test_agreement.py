@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
+from synrob.perturb.agreement.rules import FEATURES
 from synrob.perturb.base import sentence_rng
 from synrob.perturb.corpus import Sentence, read_conllu, sentences_from_string
 from synrob.perturb.errors import ParameterError
-from synrob.perturb.hunspell import find_dictionary
-from synrob.perturb.paradigms import Paradigms, canonical_feats, closeness, ending
-from synrob.perturb.agreement_rules import FEATURES
+from synrob.perturb.lexicon.hunspell import find_dictionary
+from synrob.perturb.lexicon.paradigms import Paradigms, canonical_feats, closeness, ending
 from synrob.perturb.perturbers import agreement as A
 from synrob.perturb.perturbers.agreement import NOTES, Agreement, AgreementWarning, note
 from synrob.perturb.pipeline import PipelineStats, perturb_formatted, perturb_records, read_blocks

@@ -1,9 +1,9 @@
-"""synrob.perturb.atomic: whole new file or the old one, never a partial write."""
+"""synrob.perturb.io.atomic: whole new file or the old one, never a partial write."""
 
 from __future__ import annotations
 
 import pytest
-from synrob.perturb.atomic import atomic_open, write_text_atomic
+from synrob.perturb.io.atomic import atomic_open, write_text_atomic
 
 
 def test_write_text_atomic_replaces_and_creates_parents(tmp_path) -> None:
@@ -25,7 +25,7 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path) -> None:
 
 
 def test_binary_writes_and_writer_paths(tmp_path) -> None:
-    from synrob.perturb.atomic import atomic_path, write_bytes_atomic
+    from synrob.perturb.io.atomic import atomic_path, write_bytes_atomic
 
     path = tmp_path / "blob.bin"
     write_bytes_atomic(path, b"\x00\xff")
@@ -73,8 +73,8 @@ def test_concurrent_writers_use_distinct_temporaries(tmp_path) -> None:
 
 
 def test_refuse_overwriting_inputs(tmp_path) -> None:
-    from synrob.perturb.atomic import refuse_overwriting_inputs
     from synrob.perturb.errors import ParameterError
+    from synrob.perturb.io.atomic import refuse_overwriting_inputs
 
     src = tmp_path / "in.conllu"
     src.write_text("x")
@@ -89,14 +89,14 @@ def test_refuse_overwriting_inputs(tmp_path) -> None:
 
 
 def test_no_os_replace_outside_the_atomic_module() -> None:
-    """Every output goes through synrob.perturb.atomic (issue 12): no hand-rolled renames."""
+    """Every output goes through synrob.perturb.io.atomic (issue 12): no hand-rolled renames."""
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2] / "packages"
     offenders = []
     for py in root.rglob("*.py"):
-        if py.name == "atomic.py" and py.parent.name == "perturb":
+        if py.name == "atomic.py" and py.parent.name == "io":
             continue
         text = py.read_text(encoding="utf-8")
         if re.search(r"\bos\.replace\(|\bos\.rename\(|\.replace\(\s*(?:target|dest|path)\b", text):

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from synrob.perturb.blas import STRICT, default_mode_warning, gemm_mode, request_strict_gemm
+from synrob.perturb.lm.blas import STRICT, default_mode_warning, gemm_mode, request_strict_gemm
 
-_MODE = "from synrob.perturb.blas import gemm_mode; print(gemm_mode())"
+_MODE = "from synrob.perturb.lm.blas import gemm_mode; print(gemm_mode())"
 
 
 def _mode(env_value: str | None, code: str = "import synrob.perturb; " + _MODE) -> str:
@@ -70,7 +70,7 @@ def test_an_mkl_whose_setting_cannot_be_read_is_unknown_not_absent(monkeypatch, 
     import torch
 
     monkeypatch.setattr(torch.backends.mkl, "is_available", lambda: True)
-    monkeypatch.setattr("synrob.perturb.blas.sys.platform", platform)
+    monkeypatch.setattr("synrob.perturb.lm.blas.sys.platform", platform)
     opened = []
 
     def cdll(path):

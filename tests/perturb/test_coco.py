@@ -195,7 +195,7 @@ def test_keep_pos_rejects_candidates_that_change_upos(tiny_models, dev_sentences
 
 
 def test_candidate_vocab_whole_words_only(tiny_models):
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
 
     for kind in ("causal", "masked"):
         lm = load_lm(tiny_models[kind])

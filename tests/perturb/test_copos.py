@@ -40,7 +40,7 @@ def dev_sents(ewt_dev: Path):
 
 @pytest.fixture(scope="module")
 def wn():
-    from synrob.perturb.wordnet import get_wordnet
+    from synrob.perturb.lexicon.wordnet import get_wordnet
 
     return get_wordnet()
 
@@ -160,8 +160,8 @@ def test_synonym_table_matches_nltk(wn) -> None:
 def test_import_loads_nothing_heavy() -> None:
     code = (
         "import sys\n"
-        "import synrob.perturb.perturbers.copos, synrob.perturb.perturbers.jabberwocky\n"
-        "import synrob.perturb.wordnet as w\n"
+        "import synrob.perturb.perturbers.copos, synrob.perturb.perturbers.jabberwocky.perturber\n"
+        "import synrob.perturb.lexicon.wordnet as w\n"
         "bad = [m for m in ('torch', 'transformers', 'spacy', 'nltk', 'lemminflect', 'wordfreq') if m in sys.modules]\n"
         "assert not bad and w._READER is None and w._SYNONYMS is None, bad\n"
     )
@@ -170,7 +170,7 @@ def test_import_loads_nothing_heavy() -> None:
 
 def test_build_nltk_wordnet(tmp_path: Path) -> None:
     from synrob.perturb.errors import ResourceError
-    from synrob.perturb.wordnet import build_nltk_wordnet, wordnet_source_dir
+    from synrob.perturb.lexicon.wordnet import build_nltk_wordnet, wordnet_source_dir
 
     root = build_nltk_wordnet(wordnet_source_dir(), tmp_path / "nltk_data")
     target = root / "corpora" / "wordnet"

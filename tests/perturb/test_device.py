@@ -1,4 +1,4 @@
-"""synrob.perturb.device: the one resolver of auto|cpu|cuda|cuda:N|mps, on any machine.
+"""synrob.perturb.lm.device: the one resolver of auto|cpu|cuda|cuda:N|mps, on any machine.
 
 CUDA and MPS availability are monkeypatched, so these tests check the same decisions on a
 CPU-only box, a CUDA box and a Mac.
@@ -11,8 +11,8 @@ import sys
 
 import pytest
 import torch
-from synrob.perturb.device import check_device, resolve_device
 from synrob.perturb.errors import DeviceError, ResourceError, SynrobError
+from synrob.perturb.lm.device import check_device, resolve_device
 
 
 @pytest.fixture
@@ -135,7 +135,7 @@ def test_check_device_validates_now_and_keeps_auto(cuda) -> None:
 
 def test_cpu_auto_and_invalid_specs_never_import_torch() -> None:
     code = (
-        "import sys; from synrob.perturb.device import check_device, resolve_device\n"
+        "import sys; from synrob.perturb.lm.device import check_device, resolve_device\n"
         "from synrob.perturb.errors import DeviceError\n"
         "assert resolve_device('cpu') == 'cpu' and check_device('auto') == 'auto'\n"
         "try:\n    resolve_device('gpu')\nexcept DeviceError:\n    pass\n"
@@ -147,11 +147,11 @@ def test_cpu_auto_and_invalid_specs_never_import_torch() -> None:
 
 def test_one_resolver_for_every_layer() -> None:
     """lm loading, probing runs, MDL and the transformer encoder share the one function."""
-    import synrob.perturb.lm as lm
+    import synrob.perturb.lm.loaded as lm
     import synrob.probe.encoders.transformer as transformer
-    import synrob.probe.mdl as mdl
-    import synrob.probe.probing as probing
-    import synrob.probe.training as training
+    import synrob.probe.training.loop as training
+    import synrob.probe.training.mdl as mdl
+    import synrob.probe.training.probing as probing
 
     assert lm.resolve_device is resolve_device
     assert probing.resolve_device is mdl.resolve_device is resolve_device
@@ -171,7 +171,7 @@ def test_transformer_encoder_refuses_a_missing_device_before_loading(cuda) -> No
 
 
 def test_lm_loading_refuses_a_missing_device_before_loading(cuda) -> None:
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
 
     cuda(0)
     with pytest.raises(DeviceError, match="device 'cuda:1' requested but CUDA is not available"):

@@ -9,8 +9,8 @@ import pytest
 from synrob.perturb.base import sentence_rng
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import ParameterError
-from synrob.perturb.morphology import inflect
-from synrob.perturb.perturbers.jabberwocky import form_class
+from synrob.perturb.lexicon.morphology import inflect
+from synrob.perturb.perturbers.jabberwocky.perturber import form_class
 from synrob.perturb.plugins import get_registry
 
 
@@ -35,7 +35,7 @@ def dev_sents(ewt_dev: Path):
 def english():
     """Independent real-word check through the public APIs of the three resources."""
     import spacy
-    from synrob.perturb.wordnet import get_wordnet
+    from synrob.perturb.lexicon.wordnet import get_wordnet
     from wordfreq import zipf_frequency
 
     wn = get_wordnet()

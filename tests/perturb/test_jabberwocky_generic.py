@@ -11,10 +11,10 @@ import pytest
 import wordfreq
 from hypothesis import given
 from hypothesis import strategies as st
-from synrob.perturb.charmodel import CharNgramModel, is_vowel, last_vowel, vowels
 from synrob.perturb.corpus import read_conllu
-from synrob.perturb.edits import EditRule, RuleBook, edit_rule
-from synrob.perturb.generic_pseudowords import ShapeIndex, TreebankLexicon, shape_fits
+from synrob.perturb.lexicon.charmodel import CharNgramModel, is_vowel, last_vowel, vowels
+from synrob.perturb.lexicon.edits import EditRule, RuleBook, edit_rule
+from synrob.perturb.lexicon.generic_pseudowords import ShapeIndex, TreebankLexicon, shape_fits
 from synrob.perturb.pipeline import perturb_records, read_blocks
 from synrob.perturb.plugins import get_registry
 
@@ -152,8 +152,8 @@ def test_one_lemma_one_pseudo_lemma_per_sentence(perturbed: tuple[str, list, lis
 def test_no_two_pseudo_lemmas_share_a_form(lang: str) -> None:
     from collections import defaultdict
 
-    from synrob.perturb.generic_pseudowords import _forms
-    from synrob.perturb.perturbers.jabberwocky_generic import GenericJabberwocky
+    from synrob.perturb.lexicon.generic_pseudowords import _forms
+    from synrob.perturb.perturbers.jabberwocky.generic import GenericJabberwocky
 
     gen = GenericJabberwocky(lang, [str(TREEBANKS[lang])], seed=0, size=8000, order=4,
                              min_lemmas=2)
@@ -187,7 +187,7 @@ _SPYLLS: dict[str, object] = {}
 def _dictionary(lang: str):  # noqa: ANN202 - a spylls Dictionary
     """``lang``'s Hunspell dictionary read by spylls itself (not through synrob's cache)."""
     from spylls.hunspell import Dictionary
-    from synrob.perturb.hunspell import find_dictionary
+    from synrob.perturb.lexicon.hunspell import find_dictionary
 
     if lang not in _SPYLLS:
         files = find_dictionary(lang)
@@ -245,7 +245,7 @@ def test_a_missing_dictionary_is_a_warning_naming_the_package(cli, tmp_path: Pat
 
 def test_answers_are_cached_by_dictionary_content(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from synrob.perturb import hunspell
+    from synrob.perturb.lexicon import hunspell
 
     folder = tmp_path / "dicts"
     folder.mkdir()
@@ -275,7 +275,7 @@ def test_answers_are_cached_by_dictionary_content(tmp_path: Path,
 def test_the_dictionary_of_a_language_and_its_debian_package(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch
                                                              ) -> None:
-    from synrob.perturb.hunspell import debian_package, find_dictionary
+    from synrob.perturb.lexicon.hunspell import debian_package, find_dictionary
 
     for name in ("de_AT", "de_CH", "de_DE"):
         (tmp_path / f"{name}.dic").write_text("1\nHaus\n", encoding="utf-8")
@@ -303,7 +303,7 @@ def _split_excerpt(folder: Path, name: str) -> tuple[Path, Path]:
 
 def test_sibling_splits_are_found_beside_a_file_and_for_ud_names(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from synrob.perturb.generic_pseudowords import sibling_splits
+    from synrob.perturb.lexicon.generic_pseudowords import sibling_splits
 
     train, test = _split_excerpt(tmp_path / "beside", "tr_x")
     assert sibling_splits([str(test)]) == (train,)
@@ -320,7 +320,7 @@ def test_sibling_splits_are_found_beside_a_file_and_for_ud_names(
 
 def test_a_sibling_split_joins_the_lexicon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
-    from synrob.perturb.hunspell import HunspellWarning
+    from synrob.perturb.lexicon.hunspell import HunspellWarning
 
     train, test = _split_excerpt(tmp_path, "tr_x")
     monkeypatch.setenv("SYNROB_HUNSPELL_DIR", str(tmp_path / "none"))  # the lexicon alone

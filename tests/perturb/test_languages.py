@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from synrob.perturb.base import Param, Perturber
 from synrob.perturb.errors import ParameterError
-from synrob.perturb.language import (
+from synrob.perturb.io.language import (
     LanguageError,
     check_code,
     infer_language,

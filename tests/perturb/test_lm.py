@@ -7,13 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
-from synrob.perturb import lm as lm_mod
-from synrob.perturb import models
 from synrob.perturb.corpus import read_conllu
-from synrob.perturb.device import resolve_device
 from synrob.perturb.errors import ResourceError
-from synrob.perturb.lm import detect_kind, forward_throughput, load_lm
-from synrob.perturb.models import resolve_model
+from synrob.perturb.lm import loaded as lm_mod
+from synrob.perturb.lm import models
+from synrob.perturb.lm.device import resolve_device
+from synrob.perturb.lm.loaded import detect_kind, forward_throughput, load_lm
+from synrob.perturb.lm.models import resolve_model
 
 
 @pytest.fixture(scope="module")

@@ -184,7 +184,7 @@ def test_roberta_tokenizer_is_the_papers() -> None:
 
 def test_roberta_tokenizer_is_byte_level_and_lossless(ewt_dev) -> None:
     from synrob.perturb.corpus import read_conllu
-    from synrob.perturb.subword import load_tokenizer
+    from synrob.perturb.lm.subword import load_tokenizer
 
     tok = load_tokenizer("roberta")
     texts = [s.text for s in read_conllu(ewt_dev)][:300] + ["naïve café \u4e2d\u6587 \U0001f600"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from synrob.perturb.morphology import (
+from synrob.perturb.lexicon.morphology import (
     FORMS,
     comparative,
     inflect,

@@ -222,7 +222,7 @@ def test_subword_units_default_tokenizer(dev: list[Sentence]) -> None:
 @pytest.mark.slow
 @pytest.mark.model
 def test_subword_units_smollm2_tokenizer() -> None:
-    from synrob.perturb.data import cache_dir
+    from synrob.perturb.io.data import cache_dir
     from synrob.perturb.perturbers.order import load_tokenizer
 
     tok = load_tokenizer("smollm2")

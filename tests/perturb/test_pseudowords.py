@@ -6,7 +6,7 @@ import json
 import random
 
 import pytest
-from synrob.perturb.pseudowords import (
+from synrob.perturb.lexicon.pseudowords import (
     FORMS_BY_POS,
     POS_TAGS,
     RealWordFilter,
@@ -34,7 +34,7 @@ def spacy_strings():
 
 @pytest.fixture(scope="session")
 def wn():
-    from synrob.perturb.wordnet import get_wordnet
+    from synrob.perturb.lexicon.wordnet import get_wordnet
 
     return get_wordnet()
 

@@ -1,12 +1,12 @@
-"""Sentence log-probabilities (synrob.perturb.scoring) checked by hand on tiny models
+"""Sentence log-probabilities (synrob.perturb.lm.scoring) checked by hand on tiny models
 (``tiny_lms`` in conftest.py: a word-level GPT-2 and BERT, one token per word)."""
 
 from __future__ import annotations
 
 import pytest
 from synrob.perturb.errors import ResourceError
-from synrob.perturb.lm import load_lm
-from synrob.perturb.scoring import (
+from synrob.perturb.lm.loaded import load_lm
+from synrob.perturb.lm.scoring import (
     causal_logprobs,
     length_batches,
     masked_pll,

@@ -1,5 +1,5 @@
 """The amnesic experiment scores its pairs' clean conditions once per preset (issue 45): the
-first layer run computes them and keeps them by content (synrob.probe.score_cache), a second
+first layer run computes them and keeps them by content (synrob.probe.causal.score_cache), a second
 layer's run reads them and runs no clean forward pass, with the rows a fresh computation gives;
 the LM is loaded once per process."""
 
@@ -55,7 +55,7 @@ def _synrob_hooks(module: Any) -> list[Any]:
 
 @pytest.fixture
 def passes(monkeypatch: pytest.MonkeyPatch) -> _Passes:
-    from synrob.perturb import scoring
+    from synrob.perturb.lm import scoring
 
     seen = _Passes()
     score = scoring.causal_sequence_logprobs
@@ -79,10 +79,10 @@ def _experiment(llama: Path) -> Any:
 def test_a_second_layer_run_reuses_the_clean_scores(llama: Path, passes: _Passes,
                                                     tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from synrob.perturb import lm as lm_module
+    from synrob.perturb.lm import loaded as lm_module
+    from synrob.probe.causal.score_cache import scores_root
     from synrob.probe.experiments.amnesic import runs
     from synrob.probe.experiments.base import Context
-    from synrob.probe.score_cache import scores_root
 
     monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
     exp = _experiment(llama)
@@ -113,8 +113,8 @@ def test_a_second_layer_run_reuses_the_clean_scores(llama: Path, passes: _Passes
 
 def test_scores_are_computed_once_per_content(llama: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.score_cache import cached_scores, scores_root
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.probe.causal.score_cache import cached_scores, scores_root
 
     monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
     lm = load_lm(str(llama), device="cpu", dtype="float32")
@@ -137,8 +137,8 @@ def test_scores_are_computed_once_per_content(llama: Path, tmp_path: Path,
 
 def test_cache_clear_removes_the_kept_scores_all_or_one_models(
         llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any) -> None:
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.score_cache import cached_scores, clear_scores, scores_root
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.probe.causal.score_cache import cached_scores, clear_scores, scores_root
 
     monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
     lm = load_lm(str(llama), device="cpu", dtype="float32")

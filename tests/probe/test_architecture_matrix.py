@@ -9,7 +9,7 @@ the registry's expectation:
   ``output_hidden_states`` mean-pooled over each word's subwords (fp32, atol 1e-5);
 * ``early exit``: the encoder's plan, and vectors of a cut pass equal to a full pass's;
 * causal LMs: ``score`` (``load_lm`` + ``sentence_logprobs`` against the plain LM), ``hook``
-  (:func:`synrob.probe.intervene.intervene` sees ``output_hidden_states[L]``; identity is
+  (:func:`synrob.probe.causal.intervene.intervene` sees ``output_hidden_states[L]``; identity is
   exact), ``erasure`` (an eraser inside the model) and ``counterfactual``.
 
 A cell ``✗ reason`` is checked too: its check must fail, so a fix shows up as a failing test
@@ -64,7 +64,7 @@ def _one_thread() -> Any:
     """One torch thread for the module: the models are tiny, and on 2 shared cores a second
     thread made each (6, 40, 32) x (32, 64) product 20 times slower (1.3 ms against 0.07 ms,
     measured while another process was busy), which tripled the module's time."""
-    from synrob.probe.threads import torch_threads
+    from synrob.probe.runtime.threads import torch_threads
 
     with torch_threads(1):
         yield
@@ -109,7 +109,7 @@ def _plain(name: str, path: Path) -> Any:
 
 @functools.cache
 def _lm(path: Path) -> Any:
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
 
     return load_lm(str(path), device="cpu", dtype="float32")
 
@@ -333,7 +333,7 @@ def test_score(name: str, checkpoint: Callable[[str], Path],
                sentences: list[list[str]]) -> None:
     """``sentence_logprobs`` (padded batches) equals the plain causal LM's summed
     log-probability of the text's tokens given the start token, one unpadded row at a time."""
-    from synrob.perturb.scoring import sentence_logprobs
+    from synrob.perturb.lm.scoring import sentence_logprobs
     from tokenizers import Tokenizer
     from transformers import AutoModelForCausalLM
 
@@ -387,7 +387,7 @@ def test_hook(name: str, checkpoint: Callable[[str], Path],
     """At every layer L the hook sees ``output_hidden_states[L]`` (padded batch, every
     position), and an identity function leaves the logits bit-identical (every position, and
     all but the start token)."""
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     path = checkpoint(name)
 
@@ -413,7 +413,7 @@ def test_hook(name: str, checkpoint: Callable[[str], Path],
 def _eraser(dim: int, *, identity: bool = False, rank: int = 2, seed: int = 0) -> Any:
     """A random rank-``rank`` affine eraser of ``dim``-vectors (zero projections: identity),
     with two classes ``Plur``, ``Sing`` (the agreement pairs' Number)."""
-    from synrob.probe.erasure import Eraser
+    from synrob.probe.causal.erasure import Eraser
 
     g = torch.Generator().manual_seed(seed)
     left = torch.randn(dim, rank, generator=g)
@@ -429,8 +429,8 @@ def test_erasure(name: str, checkpoint: Callable[[str], Path]) -> None:
     """Scoring the agreement pairs with an eraser inside the model (:func:`erasing`, every
     token but the start token) at each layer: the identity eraser scores bit for bit as clean,
     a rank-2 eraser changes every original's log-probability."""
-    from synrob.probe.behaviour import pair_sentences, score_pairs, split_unchanged
-    from synrob.probe.erasure.inside import erasing
+    from synrob.probe.causal.behaviour import pair_sentences, score_pairs, split_unchanged
+    from synrob.probe.causal.erasure.inside import erasing
 
     path = checkpoint(name)
 
@@ -459,14 +459,14 @@ def test_counterfactual(name: str, checkpoint: Callable[[str], Path]) -> None:
     """At a middle layer the counterfactual replaces exactly the subject's token states by
     ``Eraser.counterfactual`` of the clean ones and changes the pairs' scores; with the
     identity eraser every condition scores as clean."""
-    from synrob.probe.erasure.counterfactual import (
+    from synrob.probe.causal.erasure.counterfactual import (
         _around,
         _prepare,
         agreement_pairs,
         counterfactual_scores,
         subject_first,
     )
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     path = checkpoint(name)
     layer = archs.N_BLOCKS // 2

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from synrob.probe.tasks import DepthTask, DistanceTask, PosTask, RootTask, load_gold
 from synrob.probe.tasks.base import GoldCorpus
-from synrob.probe.tree_baselines import (
+from synrob.probe.tasks.baselines import (
     MajorityTrees,
     baseline_predictions,
     path_tree,

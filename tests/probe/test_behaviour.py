@@ -1,4 +1,4 @@
-"""Behavioural scores (synrob.probe.behaviour): pairing, unchanged pairs, preference, bootstrap."""
+"""Behavioural scores (synrob.probe.causal.behaviour): pairing, unchanged pairs, preference, bootstrap."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import SynrobError
-from synrob.perturb.lm import load_lm
-from synrob.perturb.scoring import sentence_logprobs
-from synrob.probe.behaviour import (
+from synrob.perturb.lm.loaded import load_lm
+from synrob.perturb.lm.scoring import sentence_logprobs
+from synrob.probe.causal.behaviour import (
     PairScore,
     SentencePair,
     pair_sentences,

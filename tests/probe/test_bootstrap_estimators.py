@@ -10,15 +10,15 @@ import copy
 import numpy as np
 import pytest
 from synrob.perturb.errors import SynrobError
-from synrob.probe import stats as st
-from synrob.probe.analysis import _add_deltas, _add_intervals, paired_drops
-from synrob.probe.behaviour import PairScore, SentencePair, preference_summary
+from synrob.probe.causal.behaviour import PairScore, SentencePair, preference_summary
 from synrob.probe.experiments.data import perturbed_file
 from synrob.probe.experiments.intervals import annotate, boot_indices, boots, strata_indices
-from synrob.probe.probing import LayerResult
-from synrob.probe.tasks import DistanceTask
+from synrob.probe.metrics import bootstrap as st
+from synrob.probe.tasks import DistanceTask, scores
 from synrob.probe.tasks.base import load_gold
-from synrob.probe.tree_baselines import baseline_predictions
+from synrob.probe.tasks.baselines import baseline_predictions
+from synrob.probe.training.analysis import _add_deltas, _add_intervals, paired_drops
+from synrob.probe.training.probing import LayerResult
 
 N_BOOT = 1000
 
@@ -69,7 +69,7 @@ def ewt_baselines(ewt_train, ewt_test):
     task.fit(train)
     out = {}
     for name in ("majority", "path"):
-        out[name] = st.score(task, test, baseline_predictions(name, task, train, test))
+        out[name] = scores.score(task, test, baseline_predictions(name, task, train, test))
     return test, out
 
 
@@ -160,7 +160,7 @@ def three_variants(tmp_path_factory, sample_slice):
     task, rng = DistanceTask(), np.random.default_rng(7)
     res = LayerResult(0, {}, {}, None)
     for f, gold in golds.items():
-        res.results[f], res.stats[f] = st.score(task, gold, _random_distances(gold, rng))
+        res.results[f], res.stats[f] = scores.score(task, gold, _random_distances(gold, rng))
     return clean, pert, golds, res
 
 

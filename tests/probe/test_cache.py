@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synrob.probe import cache as cache_mod
-from synrob.probe import representations as reps
 from synrob.probe.encoders.static import StaticEncoder
+from synrob.probe.representations import cache as cache_mod
+from synrob.probe.representations import encoding as reps
 
 
 def _small_corpus(ewt_dev: Path, tmp_path: Path, n: int = 120) -> Path:
@@ -225,7 +225,7 @@ def test_partial_entry_of_another_boot_starts_over(ewt_dev, tmp_path, monkeypatc
 
 
 def test_encoder_features_reads_only_the_first_sentences_when_asked(ewt_dev, tmp_path):
-    from synrob.probe.probing import encoder_features
+    from synrob.probe.training.probing import encoder_features
 
     corpus = _small_corpus(ewt_dev, tmp_path)
     source = encoder_features("glove-6b-50d", device="cpu")
@@ -283,7 +283,7 @@ def test_float32_rows_are_numpys_conversion_of_a_read_only_float16_memmap(tmp_pa
     # values, a writable float32 array, and no warning about the memmap being read-only
     import warnings
 
-    from synrob.probe.probing import float32_rows
+    from synrob.probe.training.probing import float32_rows
 
     rng = np.random.default_rng(2)
     values = (rng.standard_normal((3001, 24)) * 50).astype(np.float16)

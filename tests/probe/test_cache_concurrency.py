@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synrob.probe import cache as cache_mod
-from synrob.probe import representations as reps
 from synrob.probe.encoders.static import StaticEncoder
+from synrob.probe.representations import cache as cache_mod
+from synrob.probe.representations import encoding as reps
 
 SYNROB = Path(sys.executable).parent / "synrob"
 

@@ -1,4 +1,4 @@
-"""The one carrier CoNLL-U writer (:mod:`synrob.probe.carrier`) writes, for each of its two
+"""The one carrier CoNLL-U writer (:mod:`synrob.probe.runtime.carrier`) writes, for each of its two
 callers, the very bytes their former writers wrote: the SentEval task corpora and
 ``local-structure``'s subword/char sets are named by (and cached under) the hash of these bytes.
 
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import ParameterError
-from synrob.probe.carrier import carrier_block
 from synrob.probe.experiments.local_structure.data import carrier_conllu
+from synrob.probe.runtime.carrier import carrier_block
 from synrob.probe.senteval.features import conllu_text, task_corpus
 
 SENTENCES = ["The cat sat .", "  Über  naïve\tcafés  ", "x", "a b c d e f g h i j"]

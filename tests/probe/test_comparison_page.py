@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import synrob.probe as pr
-from synrob.probe.comparison_summary import summary_rows
-from synrob.probe.html_report import SORT_SCRIPT
+from synrob.probe.render.html_report import SORT_SCRIPT
+from synrob.probe.reporting.comparison_summary import summary_rows
 
 from .test_compare import Layered, seed_dirs
 from .test_html_report import (
@@ -141,7 +141,7 @@ def _pixels(png: bytes) -> Any:
 
 def test_figure_ticks_are_categories_or_integers(page: dict[str, Any]) -> None:
     """Checked on the Figure objects, and the page's PNGs are those figures pixel for pixel."""
-    from synrob.probe.figures import save_png
+    from synrob.probe.render.figures import save_png
 
     for name, want in (("one", None), ("curves", ["1", "2", "3"])):
         cmp, out = page[name]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synrob.perturb.data import sample_path
 from synrob.perturb.errors import ParameterError
-from synrob.perturb.tree import depths
+from synrob.perturb.io.data import sample_path
+from synrob.perturb.io.tree import depths
 from synrob.probe.tasks import CorpusTreeDepthTask, DepthTask, DistanceTask, PosTask, RootTask
 from synrob.probe.tasks.base import load_gold
 from synrob.probe.tasks.control import (

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synrob.perturb import dtype as dt
 from synrob.perturb.errors import ParameterError
+from synrob.perturb.lm import dtype as dt
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_the_encoder_resolves_auto_by_the_variable_and_keys_the_cache_with_it(
 def test_bf16_and_fp32_representations_never_share_a_cache_entry(tiny_lms, sample_dev,
                                                                  no_bf16: None) -> None:
     from synrob.probe.encoders.transformer import TransformerEncoder
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations.encoding import encode_corpus
 
     model = str(tiny_lms["masked"])
     auto = TransformerEncoder(model=model)
@@ -151,7 +151,7 @@ def test_auto_attention_is_eager_for_bf16_on_a_cpu_and_keys_the_cache(tiny_lms, 
     """``attention=auto``: eager for bf16 on a CPU, the model's default otherwise; the resolved
     kernel is in the identity, and eager and SDPA agree to fp32 rounding."""
     from synrob.probe.encoders.transformer import TransformerEncoder, resolve_attention
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations.encoding import encode_corpus
 
     assert resolve_attention("bfloat16", "cpu") == "eager"
     assert resolve_attention("float32", "cpu") == resolve_attention("float16", "cpu") == "default"
@@ -172,7 +172,7 @@ def test_auto_attention_is_eager_for_bf16_on_a_cpu_and_keys_the_cache(tiny_lms, 
 
 
 def test_coco_and_lms_record_the_resolved_dtype(tiny_lms, no_bf16: None) -> None:
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
     from synrob.perturb.perturbers.coco import CoCo
 
     assert CoCo(model=str(tiny_lms["causal"])).options["dtype"] == "float32"

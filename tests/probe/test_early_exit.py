@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from synrob.probe.representations import read_words
+from synrob.probe.representations.encoding import read_words
 
 #: blocks of every model built here
 N_BLOCKS = 4

@@ -24,7 +24,7 @@ def dev_sents(ewt_dev: Path) -> list[list[str]]:
 def native_bf16(request: pytest.FixtureRequest):
     """Each MiniLM test runs as on a CPU without native bf16 (``auto`` is float32) and as on
     one with it (``auto`` is bfloat16), whatever this CPU has (``SYNROB_NATIVE_BF16``)."""
-    from synrob.perturb.dtype import NATIVE_BF16_ENV
+    from synrob.perturb.lm.dtype import NATIVE_BF16_ENV
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(NATIVE_BF16_ENV, "1" if request.param else "0")

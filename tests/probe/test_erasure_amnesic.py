@@ -1,4 +1,4 @@
-"""Amnesic probing end to end on real EWT slices (:mod:`synrob.probe.erasure.amnesic`): LEACE
+"""Amnesic probing end to end on real EWT slices (:mod:`synrob.probe.causal.erasure.amnesic`): LEACE
 fitted on MiniLM layer 3 (and SmolLM2, slow) leaves a linear probe the majority rate of the
 erased property on the test slice (the training majority label's test accuracy, also where the
 test slice's own most frequent label differs), while both random erasures of the same rank
@@ -12,10 +12,10 @@ from synrob.perturb.errors import ParameterError, SynrobError
 
 pytest.importorskip("concept_erasure")
 
-from synrob.probe.erasure.amnesic import run_amnesic  # noqa: E402
+from synrob.probe.causal.erasure.amnesic import run_amnesic  # noqa: E402
 from synrob.probe.probes import LinearProbe  # noqa: E402
-from synrob.probe.probing import encoder_features  # noqa: E402
 from synrob.probe.tasks import DistanceTask, FeatsTask, PosTask, load_gold  # noqa: E402
+from synrob.probe.training.probing import encoder_features  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Fitting and storing erasers (:mod:`synrob.probe.erasure.fit`, ``.store``, ``.softmax``) on
+"""Fitting and storing erasers (:mod:`synrob.probe.causal.erasure.fit`, ``.store``, ``.softmax``) on
 synthetic data: LEACE's guarantee (equal training class means; a linear probe fitted to
 convergence scores the majority rate), the random control (an orthogonal projection of the same
 rank), the displacement-matched control (a random oblique projection of the same rank and
@@ -16,7 +16,7 @@ from synrob.perturb.errors import ParameterError, ResourceError, SynrobError, Sy
 torch = pytest.importorskip("torch")
 pytest.importorskip("concept_erasure")
 
-from synrob.probe.erasure import (  # noqa: E402
+from synrob.probe.causal.erasure import (  # noqa: E402
     Eraser,
     check_eraser,
     fit_leace,
@@ -27,13 +27,13 @@ from synrob.probe.erasure import (  # noqa: E402
     random_eraser,
     save_eraser,
 )
-from synrob.probe.erasure.fit import (  # noqa: E402
+from synrob.probe.causal.erasure.fit import (  # noqa: E402
     apply_rows,
     class_mean_gap,
     class_means,
     labelled_rows,
 )
-from synrob.probe.erasure.softmax import L2_GRID, _lbfgs, fit_softmax  # noqa: E402
+from synrob.probe.causal.erasure.softmax import L2_GRID, _lbfgs, fit_softmax  # noqa: E402
 
 LABELS = ["a", "b", "c", "d"]
 

@@ -1,5 +1,5 @@
-"""An eraser inside a causal LM (:mod:`synrob.probe.erasure.inside`) and the counterfactual
-intervention on agreement pairs (:mod:`synrob.probe.erasure.counterfactual`), on a tiny GPT-2
+"""An eraser inside a causal LM (:mod:`synrob.probe.causal.erasure.inside`) and the counterfactual
+intervention on agreement pairs (:mod:`synrob.probe.causal.erasure.counterfactual`), on a tiny GPT-2
 with a byte-level BPE tokenizer trained on EWT text and hand-written agreement pairs in the
 agreement perturber's format (tests/data/agreement/)."""
 
@@ -27,8 +27,8 @@ N_PAIRS = 5
 def make_eraser(spec: str, dim: int, *, layer: int = LAYER, identity: bool = False,
                 rank: int = 2, seed: int = 0, kind: str = "leace") -> Any:
     """An eraser for the LM in ``spec`` with the metadata ``synrob erase`` records."""
+    from synrob.probe.causal.erasure import Eraser
     from synrob.probe.encoders.resolve import resolve_encoder
-    from synrob.probe.erasure import Eraser
 
     g = torch.Generator().manual_seed(seed)
     left = torch.randn(dim, rank, generator=g)
@@ -43,7 +43,7 @@ def make_eraser(spec: str, dim: int, *, layer: int = LAYER, identity: bool = Fal
 
 @pytest.fixture(scope="module")
 def lm(tiny_ewt_lms: dict[str, str]) -> Any:
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
 
     return load_lm(tiny_ewt_lms["causal"], device="cpu", dtype="float32")
 
@@ -59,8 +59,8 @@ def _dim(lm: Any) -> int:
 
 # ---------------------------------------------------------------------- erasure inside the LM
 def test_identity_eraser_scores_are_clean_bit_for_bit(lm: Any, files: tuple[str, str]) -> None:
-    from synrob.probe.behaviour import pair_sentences, score_pairs, split_unchanged
-    from synrob.probe.erasure.inside import erasing, erasure_summary
+    from synrob.probe.causal.behaviour import pair_sentences, score_pairs, split_unchanged
+    from synrob.probe.causal.erasure.inside import erasing, erasure_summary
 
     pairs, _ = split_unchanged(pair_sentences(*files)[0])
     clean = score_pairs(lm, pairs)
@@ -78,7 +78,7 @@ def test_identity_eraser_scores_are_clean_bit_for_bit(lm: Any, files: tuple[str,
 
 
 def _fake_scores(prefers: list[bool], lp: list[float], sources: list[str]) -> list[Any]:
-    from synrob.probe.behaviour import PairScore, SentencePair
+    from synrob.probe.causal.behaviour import PairScore, SentencePair
 
     return [PairScore(SentencePair(src, None, f"o{src}", f"p{k}"), lo,
                       lo - 1.0 if pref else lo + 1.0, 4 + len(src), 5)
@@ -90,8 +90,8 @@ def test_erasure_summary_is_a_paired_cluster_bootstrap() -> None:
     the per-token negative log-likelihood (positive = worse, issue 43), counts each source's
     original once (a ratio of sums), whatever its number of pairs; every control present is
     compared with clean and with the eraser."""
-    from synrob.probe.erasure.inside import erasure_summary
-    from synrob.probe.stats import cluster_indices, percentile_interval, source_clusters
+    from synrob.probe.causal.erasure.inside import erasure_summary
+    from synrob.probe.metrics.bootstrap import cluster_indices, percentile_interval, source_clusters
 
     rng = np.random.default_rng(3)
     sources = [f"s{k // 2}" for k in range(40)]  # two pairs per source
@@ -135,8 +135,8 @@ def test_erasure_summary_is_a_paired_cluster_bootstrap() -> None:
 
 def test_check_lm_eraser_mismatches_are_one_line(lm: Any, tiny_ewt_lms: dict[str, str],
                                                  tmp_path: Path) -> None:
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.erasure.inside import check_lm_eraser
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.probe.causal.erasure.inside import check_lm_eraser
 
     good = make_eraser(lm.spec, _dim(lm))
     assert check_lm_eraser(good, "E", lm_spec=lm.spec, lm=lm, layer=None) == LAYER
@@ -165,7 +165,7 @@ def test_check_lm_eraser_mismatches_are_one_line(lm: Any, tiny_ewt_lms: dict[str
 # ---------------------------------------------------------------------- counterfactual
 def test_agreement_pairs_read_the_perturbers_comments(files: tuple[str, str], tmp_path: Path
                                                       ) -> None:
-    from synrob.probe.erasure.counterfactual import agreement_pairs, subject_first
+    from synrob.probe.causal.erasure.counterfactual import agreement_pairs, subject_first
 
     pairs, other = agreement_pairs(*files)
     assert other == 1 and len(pairs) == N_PAIRS
@@ -185,7 +185,7 @@ def test_agreement_pairs_read_the_perturbers_comments(files: tuple[str, str], tm
 
 
 def test_identity_counterfactual_changes_nothing(lm: Any, files: tuple[str, str]) -> None:
-    from synrob.probe.erasure.counterfactual import (
+    from synrob.probe.causal.erasure.counterfactual import (
         agreement_pairs,
         counterfactual_scores,
         flip_summary,
@@ -208,15 +208,15 @@ def test_counterfactual_moves_the_subject_only(lm: Any, files: tuple[str, str]) 
     """The counterfactual replaces exactly the subject's token states by
     ``Eraser.counterfactual`` towards the twin's class; the random control moves the same
     tokens by the same distance; the scores do not depend on how the pairs are chunked."""
-    from synrob.perturb.scoring import _pad
-    from synrob.probe.erasure.counterfactual import (
+    from synrob.perturb.lm.scoring import _pad
+    from synrob.probe.causal.erasure.counterfactual import (
         _around,
         _prepare,
         agreement_pairs,
         counterfactual_scores,
         subject_first,
     )
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     kept, _ = subject_first(agreement_pairs(*files)[0])
     eraser = make_eraser(lm.spec, _dim(lm))
@@ -264,7 +264,7 @@ def test_counterfactual_moves_the_subject_only(lm: Any, files: tuple[str, str]) 
 
 def test_counterfactual_needs_the_pairs_value_among_the_labels(lm: Any, files: tuple[str, str]
                                                               ) -> None:
-    from synrob.probe.erasure.counterfactual import (
+    from synrob.probe.causal.erasure.counterfactual import (
         agreement_pairs,
         counterfactual_scores,
         subject_first,

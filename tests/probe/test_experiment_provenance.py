@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from synrob.perturb.corpus import read_conllu, write_conllu
-from synrob.perturb.data import sample_path
+from synrob.perturb.io.data import sample_path
 from synrob.perturb.params import Param
 from synrob.perturb.plugins import get_registry
 from synrob.probe.experiments import data as exp_data
@@ -175,7 +175,7 @@ def test_reused_run_keeps_its_provenance(tmp_path: Path) -> None:
 
 
 def test_content_hash_memoised_by_stat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from synrob.probe import cache
+    from synrob.probe.representations import cache
 
     calls: list[str] = []
     real = cache.corpus_hash
@@ -310,8 +310,8 @@ def test_runs_in_mkls_default_mode_warn_once(tmp_path: Path,
     default`` and the experiment says it once, however many runs it has."""
     import warnings
 
-    import synrob.perturb.blas as blas
-    from synrob.perturb.blas import ReproducibilityWarning
+    import synrob.perturb.lm.blas as blas
+    from synrob.perturb.lm.blas import ReproducibilityWarning
 
     monkeypatch.setattr(blas, "gemm_mode", lambda: "default")
     monkeypatch.setenv("MKL_CBWR", "nonsense")
@@ -328,7 +328,7 @@ def test_runs_in_mkls_default_mode_warn_once(tmp_path: Path,
 def test_strict_runs_do_not_warn(tmp_path: Path) -> None:
     import warnings
 
-    from synrob.perturb.blas import ReproducibilityWarning
+    from synrob.perturb.lm.blas import ReproducibilityWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReproducibilityWarning)

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from synrob.perturb.errors import ParameterError
-from synrob.probe import metrics
 from synrob.probe.experiments.base import Context
 from synrob.probe.experiments.robustness.experiment import (
     RobustnessExperiment,
@@ -27,7 +26,8 @@ from synrob.probe.experiments.robustness.stats import (
     worst_case_distance,
     worst_case_drop,
 )
-from synrob.probe.lamalfa import lamalfa_gold_matrix
+from synrob.probe.metrics import trees as metrics
+from synrob.probe.metrics.lamalfa import lamalfa_gold_matrix
 from synrob.probe.tasks.base import load_gold
 from synrob.probe.tasks.classification import CorpusTreeDepthTask, PosTask, RootTask
 from synrob.probe.tasks.structural import DistanceTask
@@ -107,8 +107,8 @@ def test_adversary_drop_uses_one_variant_for_every_metric() -> None:
 def test_sentence_losses_are_the_probe_training_loss_per_sentence(gold) -> None:
     import torch
     from synrob.probe.probes.classifier import LinearProbe
+    from synrob.probe.probes.inputs import Features
     from synrob.probe.probes.structural import StructuralProbe
-    from synrob.probe.training import Features
 
     sub = gold.subset(6)
     rng = np.random.default_rng(1)

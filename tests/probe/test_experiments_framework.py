@@ -315,7 +315,7 @@ class TrainsHalf(ChangeRate):
     name = "test-trains-half"
 
     def execute(self, spec, ctx):
-        from synrob.probe.clock import TRAINING, timed
+        from synrob.probe.runtime.clock import TRAINING, timed
 
         with timed(TRAINING):
             time.sleep(0.1)
@@ -342,8 +342,10 @@ def test_probe_training_runs_on_the_clock() -> None:
     """training.fit adds its wall time (TrainLog.seconds) to the clock."""
     import numpy as np
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.clock import TRAINING
-    from synrob.probe.training import Features, fit, make_batches
+    from synrob.probe.probes.inputs import Features
+    from synrob.probe.runtime.clock import TRAINING
+    from synrob.probe.training.batches import make_batches
+    from synrob.probe.training.loop import fit
 
     rng = np.random.default_rng(0)
     feats = Features(rng.normal(size=(40, 8)).astype(np.float32),

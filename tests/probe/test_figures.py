@@ -1,5 +1,5 @@
 """Figures leave matplotlib's global state alone (issue 46 §2), and every result that has a
-figure gives it as a :class:`synrob.probe.figures.Figure` from ``.plot()`` (§2), with integer or
+figure gives it as a :class:`synrob.probe.render.figures.Figure` from ``.plot()`` (§2), with integer or
 categorical layer ticks (§4).
 
 The notebook's state is played by :func:`notebook`: a backend other than Agg (the inline
@@ -23,7 +23,7 @@ import pytest
 import synrob.probe as pr
 from synrob.perturb.errors import ParameterError
 from synrob.probe.experiments.runner import run_experiment
-from synrob.probe.figures import Figure
+from synrob.probe.render.figures import Figure
 
 from .test_compare import Layered, seed_dirs
 from .test_experiment_amnesic import _rows as amnesic_rows
@@ -167,7 +167,7 @@ def test_comparison_plot_with_one_layer_plots_categories(tmp_path: Path) -> None
 
 def test_legend_of_many_series_sits_outside_in_columns(tmp_path: Path) -> None:
     """8 series: the legend is the figure's, below the axes (not over the data), 2 columns."""
-    from synrob.probe.comparison_plot import metric_figure
+    from synrob.probe.reporting.comparison_plot import metric_figure
 
     rows = [{"source": s, "probe": p, "test_on": t, "role": "model", "split": "test",
              "metric": "uuas", "layer": layer, "value": 0.5}
@@ -186,7 +186,7 @@ def test_legend_of_many_series_sits_outside_in_columns(tmp_path: Path) -> None:
 def test_experiment_results_plot_draws_the_reports_figure(tmp_path: Path) -> None:
     """ExperimentResults.plot() calls the experiment's figure() on the saved rows."""
     from synrob.probe.experiments.amnesic.experiment import AmnesicExperiment
-    from synrob.probe.results import ExperimentResults
+    from synrob.probe.reporting.results import ExperimentResults
 
     rows = [{**r, "layer": layer} for layer in (6, 12) for r in amnesic_rows()]
     exp = AmnesicExperiment.from_preset("sample")
@@ -216,7 +216,7 @@ def _jabberwocky_rows() -> list[dict[str, Any]]:
 
 def test_jabberwocky_results_plot_gives_the_bars_with_their_intervals(tmp_path: Path) -> None:
     from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
-    from synrob.probe.results import ExperimentResults
+    from synrob.probe.reporting.results import ExperimentResults
 
     options = JabberwockyExperiment.from_preset("sample", probes="structural").options
     res = ExperimentResults(tmp_path, {"experiment": "jabberwocky", "options": options},

@@ -15,15 +15,9 @@ import pytest
 import torch
 from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
 from synrob.probe.probes.base import Probe
-from synrob.probe.training import (
-    Batch,
-    Features,
-    TrainLog,
-    fit,
-    fit_layers,
-    make_batches,
-    make_layer_batches,
-)
+from synrob.probe.probes.inputs import Batch, Features
+from synrob.probe.training.batches import make_batches, make_layer_batches
+from synrob.probe.training.loop import TrainLog, fit, fit_layers
 
 N_LAYERS, DIM = 4, 24
 
@@ -138,7 +132,7 @@ def _check_equal(sep, fused) -> tuple[list[int], list[int]]:
 @pytest.mark.parametrize("precision", ["float32", "bfloat16"])
 @pytest.mark.parametrize("kind", ["distance", "depth"])
 def test_structural_layers_fused_equal_separate(corpora, kind, precision, one_thread):
-    """Also with bf16 training steps (synrob.probe.train_precision): the batched ``bmm`` in
+    """Also with bf16 training steps (synrob.probe.training.precision): the batched ``bmm`` in
     bf16 gives each layer the bits of its own bf16 product."""
     train, dev = corpora
     probe = StructuralProbe(rank=8, epochs=10, patience=2, lr=0.02, train_precision=precision)
@@ -202,7 +196,7 @@ class _AloneProbe(StructuralProbe):
 def test_fusion_goes_where_it_was_measured_to_be_faster(monkeypatch):
     """fusion_pays: off the CPU always; on the CPU with two threads or more for the probes
     whose steps are products, never for the perceptron (its trees are numpy on one core)."""
-    from synrob.probe.probing import fusing, fusion_pays
+    from synrob.probe.training.probing import fusing, fusion_pays
 
     s, p, lin = StructuralProbe(), PerceptronProbe(), LinearProbe()
     assert fusion_pays(s, "cuda", 1) and fusion_pays(p, "cuda:0", 1)
@@ -277,7 +271,7 @@ def test_stacked_tables_are_each_layers_own_table(corpora, kind, dtype):
 def test_epoch_loss_sums_stay_on_the_device_and_give_pythons_bits():
     # the epoch's mean loss is summed as float64 tensors (no host sync per step on a GPU):
     # the same bits as adding float(loss) * sentences in Python, as training did before
-    from synrob.probe.training import _LossSum
+    from synrob.probe.training.loop import _LossSum
 
     rng = np.random.default_rng(9)
     for layers in (None, 3):

@@ -1,4 +1,4 @@
-"""synrob.probe.gold_cache: a parsed treebank is kept on disk, keyed by content and reader."""
+"""synrob.probe.tasks.gold_cache: a parsed treebank is kept on disk, keyed by content and reader."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synrob.probe import gold_cache
-from synrob.probe.tasks import base
-from synrob.probe.tasks.base import _read_gold, load_gold
+from synrob.probe.tasks import gold_cache
+from synrob.probe.tasks.base import load_gold
+from synrob.probe.tasks.gold import read_gold
 
 
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
     """An empty cache, and no per-process copy of earlier loads."""
     monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "cache"))
-    base._kept_gold.cache_clear()
+    gold_cache._kept_gold.cache_clear()
     yield tmp_path
-    base._kept_gold.cache_clear()
+    gold_cache._kept_gold.cache_clear()
 
 
 def _same(a, b) -> None:
@@ -37,10 +37,10 @@ def test_a_cached_gold_equals_the_parse(fresh, ewt_dev, limit):
     first = load_gold(src, limit)  # parsed, then stored
     entries = list(gold_cache.gold_root().glob("*.json"))
     assert len(entries) == 1
-    base._kept_gold.cache_clear()
+    gold_cache._kept_gold.cache_clear()
     again = load_gold(src, limit)  # from the cache
     assert again is not first and again.path == str(src)
-    _same(again, _read_gold(str(ewt_dev), limit))
+    _same(again, read_gold(str(ewt_dev), limit))
     assert len(again) == (25 if limit else len(first))
 
 
@@ -50,8 +50,8 @@ def test_an_edited_file_is_parsed_again(fresh, ewt_dev):
     load_gold(src)
     text = src.read_text(encoding="utf-8")
     src.write_text(text.split("\n\n", 1)[1], encoding="utf-8")  # the first sentence out
-    base._kept_gold.cache_clear()
-    assert len(load_gold(src)) == len(_read_gold(str(ewt_dev), None)) - 1
+    gold_cache._kept_gold.cache_clear()
+    assert len(load_gold(src)) == len(read_gold(str(ewt_dev), None)) - 1
     assert len(list(gold_cache.gold_root().glob("*.json"))) == 2
 
 
@@ -77,14 +77,14 @@ def test_a_damaged_entry_is_a_miss_and_is_rewritten(fresh, ewt_dev, damage):
     else:
         entry.write_bytes(b"\x80\x81 not json")
     assert gold_cache.load(entry.stem, "x") is None
-    base._kept_gold.cache_clear()
-    _same(load_gold(src, 30), _read_gold(str(ewt_dev), 30))
+    gold_cache._kept_gold.cache_clear()
+    _same(load_gold(src, 30), read_gold(str(ewt_dev), 30))
     assert gold_cache.load(entry.stem, "x") is not None  # rewritten by the parse
 
 
 def test_an_unwritable_cache_only_costs_time(fresh, ewt_dev, monkeypatch):
     monkeypatch.setattr(gold_cache, "gold_root", lambda: Path("/proc/no-such-dir/gold"))
-    _same(load_gold(ewt_dev, 20), _read_gold(str(ewt_dev), 20))
+    _same(load_gold(ewt_dev, 20), read_gold(str(ewt_dev), 20))
 
 
 def test_without_the_readers_source_nothing_is_cached(fresh, ewt_dev, monkeypatch):
@@ -92,5 +92,5 @@ def test_without_the_readers_source_nothing_is_cached(fresh, ewt_dev, monkeypatc
     entry."""
     monkeypatch.setattr(gold_cache, "_reader_fingerprint", lambda: None)
     assert gold_cache.gold_key(ewt_dev, None) is None
-    _same(load_gold(ewt_dev, 15), _read_gold(str(ewt_dev), 15))
+    _same(load_gold(ewt_dev, 15), read_gold(str(ewt_dev), 15))
     assert not gold_cache.gold_root().exists() or not list(gold_cache.gold_root().glob("*.json"))

@@ -1,4 +1,4 @@
-"""report.html (:mod:`synrob.probe.html_report`): unit tests of :func:`html_page`, and the page
+"""report.html (:mod:`synrob.probe.render.html_report`): unit tests of :func:`html_page`, and the page
 of a real small experiment (``synrob run robustness --preset sample``, reduced) opened in
 headless chromium: it loads with no console error, its table holds exactly the numbers of
 ``results.json``, and a phone-width screenshot is not blank.
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from synrob.probe.html_report import html_page, write_report_html
+from synrob.probe.render.html_report import html_page, write_report_html
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
                              shutil.which("google-chrome"), "/usr/bin/chromium")
@@ -245,7 +245,7 @@ def test_html_page_provenance_and_no_heavy_imports() -> None:
                                       "stages": {"runs": 1.5}, "versions": {"torch": "2.13"}})
     assert '<section id="provenance">' in page and "<dt>experiment</dt>" in page
     assert "0.30000000000000004" in page and "torch" in page
-    code = ("import sys, synrob.probe.html_report; "
+    code = ("import sys, synrob.probe.render.html_report; "
             "print([m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)

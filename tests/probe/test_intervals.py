@@ -16,7 +16,7 @@ from synrob.probe.experiments.intervals import (
     p_above_zero,
     public,
 )
-from synrob.probe.stats import SentenceStats
+from synrob.probe.metrics.bootstrap import SentenceStats
 
 
 def _row(values: np.ndarray, seed: int = 0, n_boot: int = 500) -> dict:

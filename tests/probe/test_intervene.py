@@ -1,4 +1,4 @@
-"""The forward-pass intervention (:mod:`synrob.probe.intervene`) on tiny BERT, RoBERTa, GPT-2 and
+"""The forward-pass intervention (:mod:`synrob.probe.causal.intervene`) on tiny BERT, RoBERTa, GPT-2 and
 LLaMA LMs built from configs: the state each layer's hook sees is ``output_hidden_states[L]``
 (the encoders' ``--layer`` numbering), the identity eraser leaves the logits bit for bit
 unchanged, and a real eraser changes exactly layer L's states as ``Eraser.__call__`` says."""
@@ -57,7 +57,7 @@ def _run(model: Any, ids: Any, mask: Any) -> Any:
 
 
 def _eraser(kind: str = "leace", rank: int = 2, seed: int = 0, identity: bool = False) -> Any:
-    from synrob.probe.erasure import Eraser
+    from synrob.probe.causal.erasure import Eraser
 
     g = torch.Generator().manual_seed(seed)
     left = torch.randn(DIM, rank, generator=g)
@@ -77,7 +77,7 @@ def _recorder(into: list) -> Any:
 
 
 def test_site_of_each_layer(lm: Any) -> None:
-    from synrob.probe.intervene import layer_site, model_layers
+    from synrob.probe.causal.intervene import layer_site, model_layers
 
     assert model_layers(lm) == N_BLOCKS + 1
     sites = [layer_site(lm, layer) for layer in range(N_BLOCKS + 1)]
@@ -93,7 +93,7 @@ def test_site_of_each_layer(lm: Any) -> None:
 def test_hook_sees_output_hidden_states(lm: Any) -> None:
     """What the function at layer L receives is hidden_states[L], row by row in row-major
     order of the positions, for every layer and for each kind of ``positions``."""
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     ids, mask = _inputs()
     clean = _run(lm, ids, mask).hidden_states
@@ -114,7 +114,7 @@ def test_hook_sees_output_hidden_states(lm: Any) -> None:
 @pytest.mark.parametrize("positions", [None, 1, "mask"])
 def test_identity_eraser_is_exact(lm: Any, positions: Any) -> None:
     """The identity eraser (proj_left = proj_right = 0) leaves the logits bit-identical."""
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     ids, mask = _inputs()
     if positions == "mask":
@@ -130,7 +130,7 @@ def test_identity_eraser_is_exact(lm: Any, positions: Any) -> None:
 def test_eraser_changes_layer_l_only(lm: Any) -> None:
     """A real eraser at L: layer L's states become ``Eraser.__call__`` of the clean ones
     (a recorder hooked after it sees them), earlier layers are untouched, the logits change."""
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     ids, mask = _inputs()
     clean = _run(lm, ids, mask)
@@ -157,7 +157,7 @@ def test_eraser_changes_layer_l_only(lm: Any) -> None:
 def test_counterfactual_at_chosen_positions(lm: Any) -> None:
     """A function of the selected rows (the counterfactual with per-row targets) changes those
     states only."""
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     ids, mask = _inputs()
     eraser = _eraser()
@@ -176,7 +176,7 @@ def test_counterfactual_at_chosen_positions(lm: Any) -> None:
 
 
 def test_bad_positions_and_outputs(lm: Any) -> None:
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.intervene import intervene
 
     ids, mask = _inputs()
     with pytest.raises(ParameterError, match="bool mask of shape"), \
@@ -191,8 +191,8 @@ def test_bad_positions_and_outputs(lm: Any) -> None:
 def _exact_on(model: Any, ids: Any, mask: Any, layers: list[int], dim: int, logits: str) -> None:
     """At each layer: the hook sees hidden_states[L] and the identity eraser (start token left
     out) leaves the output bit for bit unchanged."""
-    from synrob.probe.erasure import Eraser
-    from synrob.probe.intervene import intervene
+    from synrob.probe.causal.erasure import Eraser
+    from synrob.probe.causal.intervene import intervene
 
     clean = _run(model, ids, mask)
     identity = Eraser("leace", torch.zeros(dim, 1), torch.zeros(1, dim), torch.randn(dim),
@@ -216,8 +216,8 @@ def test_real_minilm_and_smollm2_are_exact(ewt_dev: Any) -> None:
     from itertools import islice
 
     from synrob.perturb.corpus import read_conllu
-    from synrob.perturb.lm import load_lm
-    from synrob.perturb.scoring import _pad
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.perturb.lm.scoring import _pad
     from synrob.probe.encoders.resolve import resolve_encoder
     from synrob.probe.encoders.transformer import word_tokens
 

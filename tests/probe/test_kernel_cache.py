@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from synrob.probe import representations as reps
 from synrob.probe.encoders.static import StaticEncoder
+from synrob.probe.representations import encoding as reps
 
 _VARS = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")
 

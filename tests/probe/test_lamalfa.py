@@ -1,4 +1,4 @@
-"""La Malfa et al.'s released UUAS/SDR (synrob.probe.lamalfa) on hand-built matrices whose
+"""La Malfa et al.'s released UUAS/SDR (synrob.probe.metrics.lamalfa) on hand-built matrices whose
 values are worked out by hand from their code (data.py conll2matrix/floyd, p1_metrics.py
 same_distance/UUAS)."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from synrob.probe import metrics
-from synrob.probe.lamalfa import (
+from synrob.probe.metrics import trees as metrics
+from synrob.probe.metrics.lamalfa import (
     LAMALFA_MAX_LENGTH,
     lamalfa_gold_matrix,
     lamalfa_pred_matrix,

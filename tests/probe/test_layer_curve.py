@@ -8,7 +8,7 @@ from itertools import islice
 
 import pytest
 from synrob.perturb.corpus import read_conllu, write_conllu
-from synrob.probe.layer_curve import curve_rows, markdown_curve, plot_layer_curve
+from synrob.probe.metrics.layer_curve import curve_rows, markdown_curve, plot_layer_curve
 
 LAYERS = {
     "1": {"results": {"t.conllu": {

@@ -5,11 +5,11 @@ a checkpoint without the needed blocks is one error, never random vectors."""
 from __future__ import annotations
 
 import json
-from typing import Any
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -30,7 +30,7 @@ def llama(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def sentences(ewt_dev: Path) -> list[list[str]]:
-    from synrob.probe.representations import read_words
+    from synrob.probe.representations.encoding import read_words
 
     return read_words(ewt_dev)[:12]
 
@@ -144,7 +144,7 @@ def test_cli_layer_one_of_sixteen_blocks_takes_at_most_half_the_memory(
         tmp_path, ewt_train, ewt_dev):
     """The issue's contract: ``synrob encode --layers 1`` of a 16-block checkpoint peaks at
     most at half the RSS of ``--layers 1,14``, and its layer-1 vectors are byte-identical."""
-    from synrob.probe.representations import RepresentationSet
+    from synrob.probe.representations.encoding import RepresentationSet
 
     model = build_llama(tmp_path / "m16", ewt_texts(ewt_train, 400), blocks=16, hidden=1024,
                         ffn=4096)
@@ -178,7 +178,7 @@ def test_probe_of_one_layer_encodes_only_that_layer_and_reuses_a_sweep(llama, tm
     """``probe(layer=1)`` caches layer 1 only (so layer-only loading applies); its results equal those
     of layer 1 of an every-layer probe; after that sweep, a one-layer probe of the same files
     encodes nothing new."""
-    from synrob.probe import cache as _cache
+    from synrob.probe.representations import cache as _cache
 
     sample = {s: f"sample:en_ewt:{s}" for s in ("train", "dev", "test")}
     monkeypatch.setenv("SYNROB_CACHE", str(tmp_path / "one"))

@@ -7,17 +7,17 @@ import math
 import numpy as np
 import pytest
 from synrob.perturb.errors import ParameterError
-from synrob.probe.mdl import (
+from synrob.probe.probes.classifier import LinearProbe
+from synrob.probe.probes.inputs import Features
+from synrob.probe.tasks import DistanceTask, PosTask
+from synrob.probe.tasks.base import GoldCorpus
+from synrob.probe.training.mdl import (
     block_ends,
     check_mdl,
     online_codelength,
     online_codelengths,
     uniform_bits,
 )
-from synrob.probe.probes.classifier import LinearProbe
-from synrob.probe.tasks import DistanceTask, PosTask
-from synrob.probe.tasks.base import GoldCorpus
-from synrob.probe.training import Features
 
 
 def _corpus(n: int, length: int, tag: str = "NOUN") -> GoldCorpus:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
-from synrob.probe import metrics
+from synrob.probe.metrics import trees as metrics
 
 PATH3 = np.array([[0, 1, 2], [1, 0, 1], [2, 1, 0]], dtype=float)
 
@@ -42,7 +42,7 @@ def _scipy_mst(dist: np.ndarray, keep: np.ndarray | None = None) -> set[tuple[in
 
 def _tie_heavy_matrices(seed: int, count: int):
     """Random float, small-integer (many ties), gold tree and negative distance matrices."""
-    from synrob.perturb.tree import distances
+    from synrob.perturb.io.tree import distances
 
     rng = np.random.default_rng(seed)
     for trial in range(count):
@@ -258,7 +258,7 @@ def test_dspr_columns_batched_by_length_equal_sentence_by_sentence() -> None:
     gold and predictions, a constant prediction, lengths outside 5..50)."""
     import warnings
 
-    from synrob.probe.metrics import _dspr_columns, row_spearman
+    from synrob.probe.metrics.trees import _dspr_columns, row_spearman
 
     rng = np.random.default_rng(1)
     preds, golds = [], []
@@ -287,7 +287,7 @@ def test_dspr_columns_batched_by_length_equal_sentence_by_sentence() -> None:
 
 def test_distance_scores_count_the_trees_of_mst_edges_sentence_by_sentence():
     rng = np.random.default_rng(11)
-    from synrob.perturb.tree import distances
+    from synrob.perturb.io.tree import distances
 
     preds, golds, kept, every, puncts = [], [], [], [], []
     for n in rng.integers(1, 60, size=150).tolist():

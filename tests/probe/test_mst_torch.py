@@ -1,4 +1,4 @@
-"""synrob.probe.mst_torch: the perceptron probe's trees computed by torch (for accelerators)
+"""synrob.probe.metrics.mst_torch: the perceptron probe's trees computed by torch (for accelerators)
 are the numpy functions' trees, edge for edge and in their order, and its weights are theirs
 bit for bit. Checked here on the CPU; tests/test_cuda.py checks the CUDA path."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synrob.probe import metrics
-from synrob.probe.mst_torch import mst_pairs_batch_torch, tree_weights_torch
+from synrob.probe.metrics import trees as metrics
+from synrob.probe.metrics.mst_torch import mst_pairs_batch_torch, tree_weights_torch
 from synrob.probe.probes.structural import _tree_weights
 
 

@@ -1,4 +1,4 @@
-"""Word-vector normalisation against massive activations (synrob.probe.normalize).
+"""Word-vector normalisation against massive activations (synrob.probe.probes.normalize).
 
 Real MiniLM layer-3 vectors of EWT slices (300 train / 100 dev), once as they are and once with a
 planted massive activation like a causal LM's attention sink (the first word of every sentence
@@ -17,11 +17,10 @@ import numpy as np
 import pytest
 from synrob.perturb.corpus import read_conllu, write_conllu
 from synrob.perturb.errors import SynrobWarning
-from synrob.probe import normalize
-from synrob.probe.probes import LinearProbe, StructuralProbe, load_probe, save_probe
-from synrob.probe.probing import evaluate_probe, run_probe, train_probe
+from synrob.probe.probes import LinearProbe, StructuralProbe, load_probe, normalize, save_probe
+from synrob.probe.probes.inputs import Features
 from synrob.probe.tasks import DistanceTask, PosTask, load_gold
-from synrob.probe.training import Features
+from synrob.probe.training.probing import evaluate_probe, run_probe, train_probe
 
 FAST = {"epochs": 8, "patience": 1}
 
@@ -100,7 +99,7 @@ def test_standardize_is_one_affine_map_saved_with_the_probe(tmp_path):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory, ewt_train, ewt_dev):
     """{split: (Features of MiniLM layer 3, GoldCorpus)} for 300 train / 100 dev sentences."""
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations.encoding import encode_corpus
 
     d = tmp_path_factory.mktemp("norm-slices")
     out = {}

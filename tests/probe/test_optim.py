@@ -1,4 +1,4 @@
-"""synrob.probe.optim against the installed torch.optim: the same weights bit for bit."""
+"""synrob.probe.training.optim against the installed torch.optim: the same weights bit for bit."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import torch
-from synrob.probe.optim import Adam, Plateau
+from synrob.probe.training.optim import Adam, Plateau
 
 
 def _params(seed: int) -> list[torch.Tensor]:
@@ -66,7 +66,7 @@ def test_training_does_not_import_torch_dynamo() -> None:
     code = """
 import sys, numpy as np
 from synrob.probe.probes import StructuralProbe
-from synrob.probe.training import Features, fit, make_batches
+from synrob.probe.training.loop import Features, fit, make_batches
 import torch
 rng = np.random.default_rng(0)
 f = Features.from_sentences([rng.standard_normal((n, 6)).astype(np.float32) for n in (3, 4, 5)])

@@ -23,7 +23,7 @@ def test_config_is_parsed_once_per_process(llama: Path, monkeypatch: pytest.Monk
     """The LM loader and every transformer encoder of the same files share one config parse
     (each gets its own copy); a model saved again in the same place is read again."""
     import transformers
-    from synrob.perturb.models import ModelSource, load_config
+    from synrob.perturb.lm.models import ModelSource, load_config
     from synrob.probe.encoders.resolve import resolve_encoder
 
     parses: list[str] = []

@@ -9,11 +9,11 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synrob.probe.metrics import mst_pairs
+from synrob.probe.metrics.trees import mst_pairs
 from synrob.probe.probes import PerceptronProbe
+from synrob.probe.probes.inputs import Batch
 from synrob.probe.probes.structural import pairwise_sq_distances
-from synrob.probe.training import Batch
-from synrob.probe.tree_baselines import tree_distances
+from synrob.probe.tasks.baselines import tree_distances
 
 
 def _loop_loss(probe: PerceptronProbe, module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
@@ -114,7 +114,7 @@ def test_a_probe_that_parses_every_sentence_has_zero_loss_and_gradient():
 
 def test_batched_loss_equals_the_loop_on_long_sentences():
     """Batches past the minimax length limit take the per-sentence trees: same loss."""
-    from synrob.probe.metrics import MINIMAX_MAX_LEN
+    from synrob.probe.metrics.trees import MINIMAX_MAX_LEN
 
     rng = np.random.default_rng(7)
     probe = PerceptronProbe(rank=8, margin=1.0)
@@ -160,7 +160,7 @@ def test_tree_scores_off_the_cpu_are_the_ordered_sums_up_to_rounding(lengths, se
     """Off the CPU the tree scores are summed per sentence from a (b, L, L) matrix instead of
     CUDA's unordered ``index_add_``: the same sums up to float rounding, the same gradient for
     the edge weights, and the same bits when computed twice."""
-    from synrob.probe.metrics import mst_pairs_batch
+    from synrob.probe.metrics.trees import mst_pairs_batch
     from synrob.probe.probes.structural import _tree_scores
 
     rng = np.random.default_rng(seed)

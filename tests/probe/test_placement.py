@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from synrob.perturb.errors import ParameterError
-from synrob.perturb.placement import Placement, checked_deltas, parse_max_memory
+from synrob.perturb.lm.placement import Placement, checked_deltas, parse_max_memory
 
 from .tiny_llama import build_llama, ewt_texts
 
@@ -29,7 +29,7 @@ def llama(tmp_path_factory: pytest.TempPathFactory, ewt_train: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def sentences(ewt_dev: Path) -> list[list[str]]:
-    from synrob.probe.representations import read_words
+    from synrob.probe.representations.encoding import read_words
 
     return read_words(ewt_dev)[:10]
 
@@ -70,7 +70,7 @@ def test_smollm2_is_checked_in_nf4_and_torchao_int8_not_in_int8():
 
 
 def test_a_checked_pair_is_found_by_alias_or_path(monkeypatch):
-    from synrob.perturb import placement
+    from synrob.perturb.lm import placement
 
     monkeypatch.setitem(placement.QUANT_CHECKED, ("mymodel", "int8"), {"uuas": 0.001})
     assert checked_deltas("mymodel", "int8") == {"uuas": 0.001}
@@ -127,13 +127,13 @@ def test_offloaded_encoder_through_the_cli_records_the_placement(cli, llama, tmp
 
 
 def _lm(path: Path, placement: Placement | None = None):
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
 
     return load_lm(str(path), device="cpu", dtype="float32", placement=placement)
 
 
 def _pairs():
-    from synrob.probe.behaviour import pair_sentences, split_unchanged
+    from synrob.probe.causal.behaviour import pair_sentences, split_unchanged
 
     return split_unchanged(pair_sentences(AGREEMENT / "original.conllu",
                                           AGREEMENT / "pairs.conllu")[0])[0]
@@ -141,7 +141,7 @@ def _pairs():
 
 def _eraser(dim: int, seed: int = 0):
     """A random rank-2 affine eraser with the agreement pairs' two classes."""
-    from synrob.probe.erasure import Eraser
+    from synrob.probe.causal.erasure import Eraser
 
     g = torch.Generator().manual_seed(seed)
     left = torch.randn(dim, 2, generator=g)
@@ -150,14 +150,14 @@ def _eraser(dim: int, seed: int = 0):
 
 
 def test_offloaded_lm_scores_erases_and_moves_as_the_plain_one(llama, tmp_path):
-    from synrob.perturb.lm import LOGITS_BUDGET
-    from synrob.probe.behaviour import score_pairs
-    from synrob.probe.erasure.counterfactual import (
+    from synrob.perturb.lm.loaded import LOGITS_BUDGET
+    from synrob.probe.causal.behaviour import score_pairs
+    from synrob.probe.causal.erasure.counterfactual import (
         agreement_pairs,
         counterfactual_scores,
         subject_first,
     )
-    from synrob.probe.erasure.inside import erasing
+    from synrob.probe.causal.erasure.inside import erasing
 
     plain, off = _lm(llama), _lm(llama, _offloaded(tmp_path))
     assert "disk" in set(off.model.hf_device_map.values()) and off.device == "cpu"
@@ -204,8 +204,8 @@ def test_bf16_lm_is_the_same_model_placed_or_not(llama, tmp_path):
     """A plain bf16 load and a device-mapped one compute the same: both take the dtype at
     load, which keeps the rotary frequencies in float32 (a ``.to(bfloat16)`` after loading
     rounded them, and the two differed by 0.03 nats on this model, 0.6 on an 8B one)."""
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.behaviour import score_pairs
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.probe.causal.behaviour import score_pairs
 
     plain = load_lm(str(llama), device="cpu", dtype="bfloat16")
     placed = load_lm(str(llama), device="cpu", dtype="bfloat16",
@@ -232,7 +232,7 @@ def test_quantized_models_run_differ_and_are_recorded(llama, sentences, quant):
     assert cos.mean() > 0.9  # close to the model's states, not equal to them
     assert enc.identity()["options"]["quantization"] == quant
     lm = _lm(llama, Placement(quantization=quant, quantization_unchecked=True))
-    from synrob.probe.behaviour import score_pairs
+    from synrob.probe.causal.behaviour import score_pairs
 
     scores = score_pairs(lm, _pairs())
     assert all(np.isfinite(s.logprob_original) for s in scores)
@@ -243,7 +243,7 @@ _TORCHAO_RUN = """
 import sys
 import numpy as np
 from synrob.probe.encoders.transformer import TransformerEncoder
-from synrob.probe.representations import read_words
+from synrob.probe.representations.encoding import read_words
 sents = read_words(sys.argv[2])[:6]
 kw = {"model": sys.argv[1], "precision": "float32", "device": "cpu"}
 plain = TransformerEncoder(**kw).encode_flat(sents, [3]).words[0]

@@ -18,7 +18,7 @@ from synrob.probe.probes import (
     load_probe,
     save_probe,
 )
-from synrob.probe.probing import evaluate_baselines, evaluate_probe, train_probe
+from synrob.probe.probes.inputs import Features
 from synrob.probe.tasks import (
     CorpusTreeDepthTask,
     DepthTask,
@@ -27,7 +27,7 @@ from synrob.probe.tasks import (
     RootTask,
     load_gold,
 )
-from synrob.probe.training import Features
+from synrob.probe.training.probing import evaluate_baselines, evaluate_probe, train_probe
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -42,7 +42,7 @@ def write_slice(src, dest, start: int, n: int):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory, ewt_train, ewt_dev):
     """{split: (Features of MiniLM layer 3, GoldCorpus)} plus layer 0 of train and dev."""
-    from synrob.probe.representations import encode_corpus
+    from synrob.probe.representations.encoding import encode_corpus
 
     d = tmp_path_factory.mktemp("slices")
     files = {"train": write_slice(ewt_train, d / "train.conllu", 0, 300),

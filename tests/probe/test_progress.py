@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 import pytest
 import synrob.probe as pr
 from synrob.perturb.errors import ParameterError
-from synrob.probe import progress as pg
+from synrob.probe.runtime import progress as pg
 
 T = TypeVar("T")
 
 
 class Recorder:
-    """A :class:`~synrob.probe.progress.Progress` that records each loop: description, total
+    """A :class:`~synrob.probe.runtime.progress.Progress` that records each loop: description, total
     and the number of items it went through."""
 
     def __init__(self) -> None:

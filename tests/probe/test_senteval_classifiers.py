@@ -63,7 +63,7 @@ def test_classifier_training_counts_as_the_runs_training() -> None:
     """A SentEval run's training share (``train_seconds``) includes its classifiers' grid."""
     import time
 
-    from synrob.probe.clock import TRAINING
+    from synrob.probe.runtime.clock import TRAINING
 
     (xtr, ytr), (xva, yva), (xte, yte) = _blobs(300, 0), _blobs(100, 1), _blobs(100, 2)
     before, t0 = TRAINING.seconds, time.perf_counter()

@@ -1,5 +1,5 @@
 """One read of a checkpoint per process (issue 45): an encoder of the model a process scores
-with uses the causal LM's blocks (synrob.perturb.shared_models), with the vectors of its own
+with uses the causal LM's blocks (synrob.perturb.lm.shared_models), with the vectors of its own
 load; ``amnesic`` and ``jabberwocky`` with a behaviour LM read the weights once from a cold
 cache; ``fast+pos`` with sinusoidal positions reads none."""
 
@@ -26,7 +26,7 @@ class _Model:
 
 
 def test_a_model_is_offered_by_key_with_its_blocks_and_by_weak_reference() -> None:
-    from synrob.perturb.shared_models import ModelKey, forget_models, offer_model, shared_model
+    from synrob.perturb.lm.shared_models import ModelKey, forget_models, offer_model, shared_model
 
     key = ModelKey("/m", "float32", "cpu", "default", False)
     short, full = _Model(), _Model()
@@ -49,8 +49,8 @@ def test_a_model_is_offered_by_key_with_its_blocks_and_by_weak_reference() -> No
 def test_an_encoder_uses_the_lm_blocks_and_gets_the_vectors_of_its_own_load(
         llama: Path, model_reads: list[str], sample_slice: Any, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from synrob.perturb.shared_models import forget_models
-    from synrob.probe.representations import LoadedEncoders, encode_corpus
+    from synrob.perturb.lm.shared_models import forget_models
+    from synrob.probe.representations.encoding import LoadedEncoders, encode_corpus
 
     path = sample_slice("test", 40, tmp_path)
     own = encode_corpus(str(llama), path, layers=[1, 2], device="cpu", dtype="float32",
@@ -69,7 +69,7 @@ def test_an_encoder_uses_the_lm_blocks_and_gets_the_vectors_of_its_own_load(
 def test_an_lm_of_another_model_is_not_loaded_for_an_encoder(
         llama: Path, model_reads: list[str], sample_slice: Any, tmp_path: Path,
         ewt_train: Path) -> None:
-    from synrob.probe.representations import LoadedEncoders, encode_corpus
+    from synrob.probe.representations.encoding import LoadedEncoders, encode_corpus
 
     other = build_llama(tmp_path / "other", ewt_texts(ewt_train, 200), blocks=2, hidden=32,
                         ffn=64, seed=1)
@@ -102,8 +102,8 @@ def test_amnesic_reads_the_checkpoint_once_per_process(llama: Path, model_reads:
                                                        tmp_path: Path) -> None:
     """A cold cache: the encoding uses the LM's blocks, every layer run the LM; the rows equal
     those of a process whose encoder read its own blocks (the vectors then came from there)."""
-    from synrob.perturb import lm
-    from synrob.perturb.shared_models import forget_models
+    from synrob.perturb.lm import loaded as lm
+    from synrob.perturb.lm.shared_models import forget_models
     from synrob.probe.experiments.base import Context
     from synrob.probe.experiments.runner import run_experiment
 
@@ -167,7 +167,7 @@ def test_a_synrob_run_amnesic_process_reads_the_checkpoint_once(llama: Path,
 def test_load_lm_keys_a_model_by_the_kind_it_is(llama: Path, model_reads: list[str]) -> None:
     """``kind="auto"`` (amnesic, jabberwocky) and ``kind="causal"`` (local_structure) find one
     loaded LM: an encoder's LM loaded first serves either study's runs."""
-    from synrob.perturb.lm import load_lm
+    from synrob.perturb.lm.loaded import load_lm
 
     auto = load_lm(str(llama), device="cpu")
     assert load_lm(str(llama), device="cpu", kind="causal") is auto

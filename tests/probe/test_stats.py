@@ -1,13 +1,20 @@
-"""Paired bootstrap (synrob.probe.stats): exact metrics from per-sentence statistics, coverage
+"""Paired bootstrap (synrob.probe.metrics.bootstrap): exact metrics from per-sentence statistics, coverage
 of the percentile interval, paired drops and alignment by ``# synrob.source``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from synrob.perturb.data import sample_path
-from synrob.probe import stats as st
-from synrob.probe.tasks import CorpusTreeDepthTask, DepthTask, DistanceTask, PosTask, RootTask
+from synrob.perturb.io.data import sample_path
+from synrob.probe.metrics import bootstrap as st
+from synrob.probe.tasks import (
+    CorpusTreeDepthTask,
+    DepthTask,
+    DistanceTask,
+    PosTask,
+    RootTask,
+    scores,
+)
 from synrob.probe.tasks.base import load_gold
 from synrob.probe.tasks.control import control_task
 
@@ -41,7 +48,7 @@ def test_sentence_stats_reproduce_evaluate(make, gold):
     task.fit(load_gold(sample_path("train")))
     preds = _random_preds(task, gold, np.random.default_rng(0))
     expected = task.evaluate(gold, preds)
-    got = st.sentence_stats(task, gold, preds)
+    got = scores.sentence_stats(task, gold, preds)
     assert set(got) == set(expected) - {"sentences"}
     for k, s in got.items():
         assert s.value() == pytest.approx(expected[k], rel=1e-12, abs=1e-12), k
@@ -52,7 +59,7 @@ def test_control_stats_use_the_control_corpus(gold):
     ctrl.fit(gold)
     preds = _random_preds(ctrl, gold, np.random.default_rng(1))
     expected = ctrl.evaluate(gold, preds)
-    for k, s in st.sentence_stats(ctrl, gold, preds).items():
+    for k, s in scores.sentence_stats(ctrl, gold, preds).items():
         assert s.value() == pytest.approx(expected[k], rel=1e-12, abs=1e-12), k
 
 
@@ -83,7 +90,7 @@ def test_percentile_interval_covers_the_true_mean_at_about_95_percent():
 def test_identical_files_drop_zero_p_one(gold):
     task = PosTask()
     task.fit(gold)
-    stats = st.sentence_stats(task, gold, _random_preds(task, gold, np.random.default_rng(2)))
+    stats = scores.sentence_stats(task, gold, _random_preds(task, gold, np.random.default_rng(2)))
     ci, pi, how = st.align_pairs(gold.path, gold.path, len(gold), len(gold))
     assert how == "position" and np.array_equal(ci, pi)  # no synrob.source comment
     idx = st.resample_indices(ci.size, 300, np.random.default_rng(0))
@@ -137,7 +144,7 @@ def _hard_distance_preds(gold, rng):
 def test_distance_evaluate_is_the_corpus_metric_functions(gold, seed):
     """DistanceTask.evaluate, now from per-sentence counts, gives exactly the values of
     metrics.uuas / dspr / sdr on the whole corpus (ties, negative and NaN distances)."""
-    from synrob.probe import metrics
+    from synrob.probe.metrics import trees as metrics
 
     preds = _hard_distance_preds(gold, np.random.default_rng(seed))
     gd = [gold.distances(i) for i in range(len(gold))]
@@ -161,9 +168,9 @@ def test_score_is_evaluate_and_sentence_stats(make, gold):
     task = make()
     task.fit(load_gold(sample_path("train")))
     preds = _random_preds(task, gold, np.random.default_rng(3))
-    metrics, stats = st.score(task, gold, preds)
+    metrics, stats = scores.score(task, gold, preds)
     assert metrics == task.evaluate(gold, preds)
-    apart = st.sentence_stats(task, gold, preds)
+    apart = scores.sentence_stats(task, gold, preds)
     assert list(stats) == list(apart)
     for k, s in stats.items():
         assert s.form == apart[k].form
@@ -180,14 +187,14 @@ def test_score_keeps_an_overridden_evaluate(gold):
         def evaluate(self, gold, predictions):
             return {"uuas": 0.5}
 
-    metrics, stats = st.score(Shifted(), gold, _random_preds(DistanceTask(), gold,
+    metrics, stats = scores.score(Shifted(), gold, _random_preds(DistanceTask(), gold,
                                                              np.random.default_rng(4)))
     assert metrics == {"uuas": 0.5}
     assert set(stats) == {"uuas", "uuas_punct", "dspr", "sdr"}
 
 
 def test_gold_tree_edges_are_kept_and_match_gold_edges(gold):
-    from synrob.probe import metrics
+    from synrob.probe.metrics import trees as metrics
 
     for i in range(len(gold)):
         keep = ~gold.punct(i)
@@ -200,9 +207,9 @@ def test_gold_tree_edges_are_kept_and_match_gold_edges(gold):
 def test_run_probe_keeps_the_stats_of_one_scoring_pass():
     """run_probe(keep_stats=True) scores each test file once: its metrics are evaluate()'s and
     its kept statistics are sentence_stats() of its predictions, exactly."""
+    from synrob.probe.probes.inputs import Features
     from synrob.probe.probes.structural import StructuralProbe
-    from synrob.probe.probing import run_probe
-    from synrob.probe.training import Features
+    from synrob.probe.training.probing import run_probe
 
     rng = np.random.default_rng(0)
     tables: dict[str, Features] = {}
@@ -221,7 +228,7 @@ def test_run_probe_keeps_the_stats_of_one_scoring_pass():
     res = run.layers[0]
     gold = load_gold(test)
     assert res.results[test] == task.evaluate(gold, res.predictions[test])
-    apart = st.sentence_stats(task, gold, res.predictions[test])
+    apart = scores.sentence_stats(task, gold, res.predictions[test])
     assert list(res.stats[test]) == list(apart)
     for k, s in res.stats[test].items():
         np.testing.assert_array_equal(s.a, apart[k].a)

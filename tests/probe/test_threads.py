@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 import torch
 from synrob.probe.probes import LinearProbe, PerceptronProbe, StructuralProbe
-from synrob.probe.threads import torch_threads
-from synrob.probe.training import Features, fit, make_batches
+from synrob.probe.probes.inputs import Features
+from synrob.probe.runtime.threads import torch_threads
+from synrob.probe.training.batches import make_batches
+from synrob.probe.training.loop import fit
 
 DIM = 384
 
@@ -52,7 +54,7 @@ def _train(probe_cls, kind: str, precision: str, threads: int, **params
     (StructuralProbe, "distance", "float32", {}),
     (StructuralProbe, "distance", "bfloat16", {}),
     # rank 128: the weight gradient (dim, 128) that MKL split between threads on an Intel
-    # Xeon from about 780 rows per batch unless in strict mode (synrob.perturb.blas)
+    # Xeon from about 780 rows per batch unless in strict mode (synrob.perturb.lm.blas)
     (StructuralProbe, "depth", "float32", {"rank": 128}),
     (StructuralProbe, "depth", "bfloat16", {"rank": 128}),
     (PerceptronProbe, "distance", "float32", {}),
@@ -71,7 +73,8 @@ def test_training_gives_the_same_bits_on_one_and_two_threads(probe_cls, kind, pr
 def test_fused_training_gives_the_same_bits_on_one_and_two_threads(precision):
     """All layers in one pass (``fit_layers``: one batched product per step) on 1 and 2
     threads: the same weights and dev losses for every layer."""
-    from synrob.probe.training import fit_layers, make_layer_batches
+    from synrob.probe.training.batches import make_layer_batches
+    from synrob.probe.training.loop import fit_layers
 
     def train(threads: int) -> tuple[list[torch.Tensor], list]:
         with torch_threads(threads):
@@ -103,7 +106,7 @@ def test_fused_training_gives_the_same_bits_on_one_and_two_threads(precision):
 def test_amnesic_softmax_fit_gives_the_same_bits_on_one_and_two_threads():
     """The amnesic probe's L-BFGS fit (its line search's ``torch.dot`` sums depend on the
     thread count) runs on one thread: the same weights whatever the caller's threads."""
-    from synrob.probe.erasure.softmax import fit_softmax
+    from synrob.probe.causal.erasure.softmax import fit_softmax
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((9323, 576)).astype(np.float32)

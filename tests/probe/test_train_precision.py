@@ -1,4 +1,4 @@
-"""Probe training precision (synrob.probe.train_precision): what ``auto`` resolves to, bf16
+"""Probe training precision (synrob.probe.training.precision): what ``auto`` resolves to, bf16
 steps with fp32 master weights, fp32 distances, and the precision recorded where results go."""
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ import pytest
 import torch
 from synrob.perturb.errors import ParameterError
 from synrob.probe.probes import LinearProbe, MLPProbe, PerceptronProbe, StructuralProbe
+from synrob.probe.probes.inputs import Batch, Features
 from synrob.probe.probes.structural import pairwise_sq_distances
-from synrob.probe.threads import torch_threads
-from synrob.probe.train_precision import (
+from synrob.probe.runtime.threads import torch_threads
+from synrob.probe.training.batches import make_batches, make_layer_batches
+from synrob.probe.training.loop import fit, fit_layers, predict
+from synrob.probe.training.precision import (
     _bf16_product_nodes,
     _OneThread,
     autocast,
@@ -21,15 +24,6 @@ from synrob.probe.train_precision import (
     resolve_probe_precision,
     resolve_train_precision,
     table_dtype,
-)
-from synrob.probe.training import (
-    Batch,
-    Features,
-    fit,
-    fit_layers,
-    make_batches,
-    make_layer_batches,
-    predict,
 )
 
 
@@ -281,7 +275,7 @@ def _fake_gpu(monkeypatch, capability: tuple[int, int], cuda: str | None = "12.4
 
 
 def test_tfloat32_is_refused_where_there_is_no_tf32(monkeypatch):
-    from synrob.probe.train_precision import tf32_capable
+    from synrob.probe.runtime.precision import tf32_capable
 
     with pytest.raises(ParameterError, match="tfloat32 needs an NVIDIA GPU of compute "
                                              "capability 8.0 or newer .* trains on cpu"):
@@ -304,7 +298,7 @@ def test_tfloat32_is_refused_where_there_is_no_tf32(monkeypatch):
 
 
 def test_tfloat32_steps_run_their_products_in_tf32_and_distances_in_ieee(monkeypatch):
-    from synrob.probe.train_precision import fp32_region
+    from synrob.probe.runtime.precision import fp32_region
 
     _fake_gpu(monkeypatch, (8, 0))
     flags = torch.backends.cuda.matmul

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synrob.perturb.tree import distances
+from synrob.perturb.io.tree import distances
 from synrob.probe.tasks.base import load_gold, tree_distances
 
 

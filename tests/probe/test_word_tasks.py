@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from synrob.perturb.corpus import read_conllu
 from synrob.perturb.errors import ParameterError
-from synrob.probe.stats import score
 from synrob.probe.tasks import EXCLUDED, DeprelTask, FeatsTask, PosTask, load_gold
+from synrob.probe.tasks.baselines import baseline_predictions
 from synrob.probe.tasks.control import control_task
-from synrob.probe.tree_baselines import baseline_predictions
+from synrob.probe.tasks.scores import score
 
 
 @pytest.fixture(scope="module")

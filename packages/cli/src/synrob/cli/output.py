@@ -23,7 +23,7 @@ def output_file(output: str | Path | None, inputs: Sequence[str | Path] = ()) ->
     """stdout (``output`` None or ``-``) or ``output`` written atomically: the file appears only
     when the block ends without an error, so a failed or killed run leaves the old file (or
     none). An ``output`` that is one of ``inputs`` is refused before anything is read."""
-    from synrob.perturb.atomic import atomic_open, refuse_overwriting_inputs
+    from synrob.perturb.io.atomic import atomic_open, refuse_overwriting_inputs
 
     if output is None or str(output) == "-":
         yield sys.stdout

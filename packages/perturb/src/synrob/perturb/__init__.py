@@ -11,8 +11,8 @@ so that ``import synrob.perturb`` stays light; every other module path is privat
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .blas import request_strict_gemm
 from .lazy import lazy_exports
+from .lm.blas import request_strict_gemm
 
 # before torch's first product: fp32 products give the same bits on any number of threads
 request_strict_gemm()
@@ -28,7 +28,7 @@ _EXPORTS = {
     "make_perturber": "api", "perturb": "api", "PerturbResult": "api",
     "Sentence": "corpus", "Perturber": "base", "PerturbRecord": "pipeline",
     "chrf2": "metrics", "levenshtein": "metrics", "compression_rates": "metrics",
-    "SynrobError": "errors", "ResultTable": "table",
+    "SynrobError": "errors", "ResultTable": "io.table",
 }
 
 __all__ = ["__version__", *_EXPORTS]

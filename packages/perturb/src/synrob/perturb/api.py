@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from .base import Perturber
-from .catalog import Catalog
 from .corpus import Sentence
 from .errors import ParameterError
+from .io.catalog import Catalog
+from .io.table import ResultTable
 from .pipeline import PerturbRecord, PipelineStats
-from .table import ResultTable
 
 __all__ = ["PerturbResult", "list_perturbers", "make_perturber", "perturb", "read_conllu",
            "write_conllu"]
@@ -31,7 +31,7 @@ def read_conllu(source: str | os.PathLike[str], *, skip_invalid: bool = False
     sample) or ``ud:NAME:SPLIT`` (a UD treebank, from ``$SYNROB_DATA`` or downloaded). A spec
     without a split (``sample:en_ewt``) reads train, dev and test in that order."""
     from .corpus import iter_corpus
-    from .data import resolve_input
+    from .io.data import resolve_input
 
     paths = resolve_input(os.fspath(source))
     return list(iter_corpus(paths, skip_invalid=skip_invalid))
@@ -63,7 +63,7 @@ def make_perturber(kind: str, *, lang: str = "en", lang_source: str = "",
     values of the CLI, as Python values or strings); an unknown kind, a language the perturber
     does not support or a bad parameter is a :class:`~synrob.perturb.errors.SynrobError`."""
     from .base import create_perturber
-    from .language import check_code, check_supported
+    from .io.language import check_code, check_supported
     from .plugins import get_registry
 
     cls = get_registry().get("perturber", kind)
@@ -104,7 +104,7 @@ class PerturbResult(ResultTable):
     def write_conllu(self, dest: str | os.PathLike[str]) -> int:
         """Write the outputs as CoNLL-U, byte for byte what ``synrob perturb`` writes
         (atomically); returns how many sentences were written."""
-        from .atomic import atomic_open
+        from .io.atomic import atomic_open
 
         self.sentences  # noqa: B018  # a text-only perturber fails before any write
         with atomic_open(dest, newline="\n") as fh:
@@ -117,7 +117,7 @@ def _corpus(corpus: Corpus) -> tuple[list[Sentence], list[Path]]:
     """The sentences of ``corpus`` and the files they came from (none for sentences)."""
     if isinstance(corpus, (str, os.PathLike)):
         from .corpus import iter_corpus
-        from .data import resolve_input
+        from .io.data import resolve_input
 
         paths = resolve_input(os.fspath(corpus))
         return list(iter_corpus(paths)), paths
@@ -133,7 +133,7 @@ def perturb(corpus: Corpus, kind: str | Perturber, *, seed: int = 0, variants: i
     The language is ``lang``, else read from the file name or ``# synrob.lang`` comment, else
     English; a perturber with a ``reference`` parameter gets the input file by default (as on
     the command line). Output is identical to ``synrob perturb`` with the same seed."""
-    from .language import Language, infer_language
+    from .io.language import Language, infer_language
     from .pipeline import perturb_records
 
     sentences, paths = _corpus(corpus)

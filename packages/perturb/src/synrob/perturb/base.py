@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .corpus import Sentence
-from .language import ANY, DEFAULT_LANGUAGE, check_code, check_supported
+from .io.language import ANY, DEFAULT_LANGUAGE, check_code, check_supported
 from .params import Param, parse_params
 
 __all__ = ["Perturber", "Perturbation", "Param", "sentence_rng", "create_perturber"]
@@ -72,7 +72,7 @@ class Perturber(ABC):
     :class:`Param` types) and the input's language ``lang`` (an ISO code, default ``en``).
     ``languages`` declares the languages the perturber supports (codes, or ``"*"`` for any;
     ``language_note`` says why, e.g. ``"English WordNet 3.0"``): constructing it for another
-    language raises :class:`~synrob.perturb.language.LanguageError`. Heavy resources (models,
+    language raises :class:`~synrob.perturb.io.language.LanguageError`. Heavy resources (models,
     lexicons) are loaded lazily in :meth:`setup`, which the caller may invoke once before the
     first sentence.
     """

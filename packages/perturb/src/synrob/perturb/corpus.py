@@ -5,7 +5,7 @@
 * :class:`Sentence` keeps every line of the input (multiword-token ranges ``1-2``, empty nodes
   ``8.1``, comments, enhanced DEPS) so that read -> :meth:`Sentence.serialize` is byte-identical,
   and offers the *syntactic words* view used for probing (:meth:`Sentence.words`: ranges and
-  empty nodes excluded) plus tree utilities (:mod:`synrob.perturb.tree`).
+  empty nodes excluded) plus tree utilities (:mod:`synrob.perturb.io.tree`).
 * :meth:`Sentence.replace_words` and :meth:`Sentence.reorder` build perturbed sentences that are
   still valid CoNLL-U (words renumbered, HEAD remapped, ``# text`` rebuilt).
 """
@@ -30,11 +30,11 @@ from conllu.parser import (
     parse_nullable_value,
 )
 
-from . import tree as _tree
-from .atomic import atomic_open
 from .errors import ConlluError, ConlluFileNotFoundError
-from .feats import format_feats, parse_feats
-from .validate import ConlluWarning, split_rows, validate_block
+from .io import tree as _tree
+from .io.atomic import atomic_open
+from .io.feats import format_feats, parse_feats
+from .io.validate import ConlluWarning, split_rows, validate_block
 
 __all__ = [
     "Word",
@@ -79,7 +79,7 @@ class Word:
 
     @property
     def feats_dict(self) -> dict[str, str]:
-        """FEATS as a dict (:func:`~synrob.perturb.feats.parse_feats`; ValueError if malformed)."""
+        """FEATS as a dict (:func:`~synrob.perturb.io.feats.parse_feats`; ValueError if malformed)."""
         return parse_feats(self.feats)
 
 
@@ -162,7 +162,7 @@ class Sentence:
         import html
         from dataclasses import asdict
 
-        from .table import html_table
+        from .io.table import html_table
 
         where = html.escape(self.sent_id or f"{self.path}:{self.line}")
         return (f"<p><b>{where}</b>: {html.escape(self.text)}</p>"
@@ -425,7 +425,7 @@ def parse_sentence(lines: list[tuple[int, str]], path: str = "<memory>") -> Sent
     """Validate and parse one block of ``(line number, line)`` pairs into a Sentence.
 
     Raises :class:`ConlluError` (``FILE:LINE: problem``) for anything
-    :func:`synrob.perturb.validate.validate_block` rejects. Columns are split on tabs only.
+    :func:`synrob.perturb.io.validate.validate_block` rejects. Columns are split on tabs only.
     """
     comments, rows = split_rows(lines, path)
     metadata = Metadata()

@@ -2,7 +2,7 @@
 
 Each error is also the built-in exception it means, so that ``except ValueError`` and its
 kin work in Python: a bad value is a :class:`ValueError` (:class:`ParameterError`, its
-:class:`LayerError`, :class:`LanguageError <synrob.perturb.language.LanguageError>`, malformed
+:class:`LayerError`, :class:`LanguageError <synrob.perturb.io.language.LanguageError>`, malformed
 CoNLL-U), an unknown name a :class:`KeyError` (:class:`UnknownNameError`,
 :class:`UnknownComponentError`) and a missing file a :class:`FileNotFoundError`
 (:class:`MissingFileError`).

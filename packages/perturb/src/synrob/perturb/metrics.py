@@ -26,7 +26,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein as _Lev
 
 from .errors import ResourceError
-from .subword import DEFAULT_TOKENIZER, load_tokenizer
+from .lm.subword import DEFAULT_TOKENIZER, load_tokenizer
 
 __all__ = [
     "chrf2",

@@ -17,12 +17,13 @@ except PackageNotFoundError:  # pragma: no cover
 #: so ``import synrob.probe`` imports no torch. Every other module path is private.
 _EXPORTS = {
     "encode": "api", "probe": "api", "erase": "api", "EraseResult": "api",
-    "score_pairs": "api", "run_experiment": "api", "RepresentationSet": "representations",
+    "score_pairs": "api", "run_experiment": "api", "RepresentationSet": "representations.encoding",
     "list_experiments": "api", "make_experiment": "api", "ProbeResult": "api", "ScoreResult": "api",
-    "load_results": "results", "ExperimentResults": "results",
-    "compare": "comparison", "Comparison": "comparison", "write_comparison": "comparison",
-    "Progress": "progress", "ProgressOption": "progress", "StageCallback": "progress",
-    "RunCallback": "progress", "Figure": "figures",
+    "load_results": "reporting.results", "ExperimentResults": "reporting.results",
+    "compare": "reporting.comparison", "Comparison": "reporting.comparison",
+    "write_comparison": "reporting.comparison",
+    "Progress": "runtime.progress", "ProgressOption": "runtime.progress",
+    "StageCallback": "runtime.progress", "RunCallback": "runtime.progress", "Figure": "render.figures",
 }
 
 __all__ = ["__version__", *_EXPORTS]

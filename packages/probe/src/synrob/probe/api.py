@@ -15,16 +15,16 @@ from typing import Any
 
 # the lazy package: `_public.Figure` (a return type) imports matplotlib only when read
 import synrob.probe as _public
-from synrob.perturb.catalog import Catalog
-from synrob.perturb.language import Language
-from synrob.perturb.table import ResultTable
+from synrob.perturb.io.catalog import Catalog
+from synrob.perturb.io.language import Language
+from synrob.perturb.io.table import ResultTable
 
-from .comparison import Comparison, compare
-from .probing import LayerResult, ProbeRun
-from .progress import Counter, ProgressOption, RunCallback, StageCallback, resolve_progress
-from .representations import RepresentationSet
-from .results import ExperimentResults, load_results
+from .reporting.comparison import Comparison, compare
+from .reporting.results import ExperimentResults, load_results
+from .representations.encoding import RepresentationSet
+from .runtime.progress import Counter, ProgressOption, RunCallback, StageCallback, resolve_progress
 from .tasks.base import Task
+from .training.probing import LayerResult, ProbeRun
 
 __all__ = ["Comparison", "EraseResult", "ExperimentResults", "ProbeResult", "ScoreResult",
            "compare", "encode", "erase", "list_experiments", "load_results", "probe",
@@ -39,11 +39,11 @@ def encode(corpus: str | os.PathLike[str], encoder: str, *, layers: Sequence[int
     """Word vectors of every sentence of ``corpus`` (one CoNLL-U file or spec) from ``encoder``
     (an alias such as ``minilm``/``smollm2``, a Hugging Face name or a path), through the
     representation cache: ``.layer_matrix(l)`` gives ``((n_words, dim), offsets)``.
-    ``progress`` (:mod:`synrob.probe.progress`) shows the encoding of a corpus not yet cached."""
-    from synrob.perturb.data import resolve_one
-    from synrob.perturb.device import check_device
+    ``progress`` (:mod:`synrob.probe.runtime.progress`) shows the encoding of a corpus not yet cached."""
+    from synrob.perturb.io.data import resolve_one
+    from synrob.perturb.lm.device import check_device
 
-    from .representations import encode_corpus
+    from .representations.encoding import encode_corpus
 
     return encode_corpus(encoder, resolve_one(corpus, "corpus"), layers=layers,
                          device=check_device(device), params=params,
@@ -67,7 +67,7 @@ class ProbeResult(ResultTable):
     many: bool
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: The encoder's device map, offload and quantization where not the defaults
-    #: (:mod:`synrob.perturb.placement`): a quantized model's scores are not the model's own.
+    #: (:mod:`synrob.perturb.lm.placement`): a quantized model's scores are not the model's own.
     placement: dict[str, Any] = field(default_factory=dict)
     #: test file read -> the spec the caller gave for it (``sample:en_ewt:test``)
     specs: dict[str, str] = field(default_factory=dict)
@@ -84,7 +84,7 @@ class ProbeResult(ResultTable):
 
     def as_json(self) -> dict[str, Any]:
         """The object ``synrob probe --json`` prints."""
-        from .probe_setup import run_json
+        from .training.setup import run_json
 
         lang = {"code": self.language.code, "source": self.language.source}
         placed = {"placement": self.placement} if self.placement else {}
@@ -94,9 +94,9 @@ class ProbeResult(ResultTable):
         """The layer curve (what ``synrob probe --layer all --plot`` draws): ``metric``
         (default: the task's primary metric) on the test file ``test`` (default: the first)
         against the layer, with the control task, selectivity and MDL where computed; a
-        :class:`synrob.probe.figures.Figure`, shown inline in a notebook, outside pyplot."""
-        from .layer_curve import curve_rows, layer_curve_figure
-        from .probe_setup import run_json
+        :class:`synrob.probe.render.figures.Figure`, shown inline in a notebook, outside pyplot."""
+        from .metrics.layer_curve import curve_rows, layer_curve_figure
+        from .training.setup import run_json
 
         metric = metric or self.run.task.primary_metric
         rows = curve_rows(run_json(self.run, True)["layers"], metric, test)
@@ -168,14 +168,15 @@ def probe(test: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
     files (specs such as ``sample:en_ewt:test``, ``ud:en_ewt:test`` or paths) and baselines,
     exactly as ``synrob probe`` does with the same options; ``params`` are its ``-p`` values
     (``{"feature": "Number"}`` or ``["feature=Number"]``). ``on_layer(result, task)`` is
-    called as each layer's probe is scored; ``progress`` (:mod:`synrob.probe.progress`) shows
+    called as each layer's probe is scored; ``progress`` (:mod:`synrob.probe.runtime.progress`) shows
     the files encoded and the layers probed (for each seed, and for the control task)."""
-    from synrob.perturb.device import check_device
-    from synrob.perturb.language import infer_language
+    from synrob.perturb.io.language import infer_language
+    from synrob.perturb.lm.device import check_device
     from synrob.perturb.plugins import get_registry
 
-    from .analysis import AnalysisOptions, run_analysed
-    from .probe_setup import (
+    from .training.analysis import AnalysisOptions, run_analysed
+    from .training.probing import encode_files, encoder_features, read_saved, run_probe
+    from .training.setup import (
         build_setup,
         check_saved_setup,
         data_paths,
@@ -183,7 +184,6 @@ def probe(test: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
         probe_names,
         seed_list,
     )
-    from .probing import encode_files, encoder_features, read_saved, run_probe
 
     device = check_device(device)  # a missing or invalid device fails before any work
     bar = resolve_progress(progress)
@@ -218,7 +218,7 @@ def probe(test: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
 
 def _encoder_placement(identity: Mapping[str, Any]) -> dict[str, Any]:
     """The placement options of an encoder identity (none for a plain load)."""
-    from synrob.perturb.placement import PLACEMENT_PARAMS
+    from synrob.perturb.lm.placement import PLACEMENT_PARAMS
 
     options = identity.get("options", {}) if isinstance(identity, Mapping) else {}
     return {p.name: options[p.name] for p in PLACEMENT_PARAMS if p.name in options}
@@ -243,17 +243,17 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
     """Does ``lm`` prefer the original? Score aligned original/perturbed CoNLL-U pairs (as
     ``synrob score``): pairs aligned by ``# synrob.source`` (else position), unchanged pairs
     skipped and counted, a bootstrap over source sentences for the accuracy's interval.
-    ``progress`` (:mod:`synrob.probe.progress`) shows the pairs scored, ``chunk`` at a
+    ``progress`` (:mod:`synrob.probe.runtime.progress`) shows the pairs scored, ``chunk`` at a
     time. ``params`` (dict, or
     ``key=value`` strings; ``synrob score -p``) place the LM: ``device_map``, ``max_memory``,
     ``offload``, ``quantization``, ``quantization_unchecked``
-    (:mod:`synrob.perturb.placement`); the summary records them."""
-    from synrob.perturb.data import resolve_one
-    from synrob.perturb.device import check_device
-    from synrob.perturb.dtype import check_dtype
-    from synrob.perturb.lm import load_lm
+    (:mod:`synrob.perturb.lm.placement`); the summary records them."""
+    from synrob.perturb.io.data import resolve_one
+    from synrob.perturb.lm.device import check_device
+    from synrob.perturb.lm.dtype import check_dtype
+    from synrob.perturb.lm.loaded import load_lm
 
-    from . import behaviour as bh
+    from .causal import behaviour as bh
 
     device = check_device(device)
     check_dtype(dtype)
@@ -280,13 +280,13 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
 
 
 def lm_placement(params: Params = ()) -> Any:
-    """The :class:`~synrob.perturb.placement.Placement` of a language model's ``params``
+    """The :class:`~synrob.perturb.lm.placement.Placement` of a language model's ``params``
     (dict, or ``key=value`` strings: ``synrob score -p``); unknown keys are a
     :class:`~synrob.perturb.errors.ParameterError`."""
+    from synrob.perturb.lm.placement import PLACEMENT_PARAMS, Placement
     from synrob.perturb.params import parse_params
-    from synrob.perturb.placement import PLACEMENT_PARAMS, Placement
 
-    from .probe_setup import given_params
+    from .training.setup import given_params
 
     return Placement.from_options(parse_params(PLACEMENT_PARAMS, given_params(params), "lm"))
 
@@ -315,7 +315,7 @@ def make_experiment(name: str, preset: str | None = None, params: Params = ()) -
     ``params`` (dict, or ``key=value`` strings) overriding it."""
     from synrob.perturb.plugins import get_registry
 
-    from .probe_setup import given_params
+    from .training.setup import given_params
 
     cls = get_registry().get("experiment", name)
     return cls.from_preset(preset or "default", **given_params(params))
@@ -330,10 +330,10 @@ def run_experiment(name: str, out: str | os.PathLike[str] | None = None, *,
     """Run experiment ``name`` into ``out`` (default ``synrob-results/NAME``) as ``synrob
     run`` does: prepare, execute the unfinished runs of the grid (resuming), write
     results.json, report.md, plots and report.html; returns the loaded results.
-    ``progress`` (:mod:`synrob.probe.progress`) shows the experiment's preparation (encoding,
+    ``progress`` (:mod:`synrob.probe.runtime.progress`) shows the experiment's preparation (encoding,
     perturbing) and its runs; ``on_run(run_id, spec, seconds)`` is called as each run is saved,
     ``on_stage(stage, seconds)`` as each stage ends."""
-    from synrob.perturb.device import check_device
+    from synrob.perturb.lm.device import check_device
 
     from .experiments.runner import run_experiment as _run
 
@@ -386,8 +386,8 @@ class EraseResult(ResultTable):
         """Write the LEACE eraser to ``path`` and its random controls beside it,
         ``NAME.random.safetensors`` (rank-matched) and ``NAME.random_matched.safetensors``
         (rank- and displacement-matched): what ``synrob score --erase`` reads."""
-        from .erasure.setup import control_paths
-        from .erasure.store import save_eraser
+        from .causal.erasure.setup import control_paths
+        from .causal.erasure.store import save_eraser
 
         save_eraser(Path(path), self.run.eraser)
         erasers = self.run.erasers()
@@ -408,16 +408,16 @@ def erase(train: str, dev: str, test: str, *, encoder: str | None = None,
     same rank; and a random oblique projection of the same rank and mean displacement), as
     ``synrob erase`` does;
     ``also`` names other tasks to probe before and after (``"pos,deprel"``); ``progress``
-    (:mod:`synrob.probe.progress`) shows the encoding and the steps."""
-    from synrob.perturb.data import resolve_one
-    from synrob.perturb.device import check_device
-    from synrob.perturb.language import infer_language
+    (:mod:`synrob.probe.runtime.progress`) shows the encoding and the steps."""
+    from synrob.perturb.io.data import resolve_one
+    from synrob.perturb.io.language import infer_language
+    from synrob.perturb.lm.device import check_device
     from synrob.perturb.plugins import get_registry
 
-    from .erasure import setup as es
-    from .erasure.amnesic import run_amnesic
-    from .erasure.store import load_eraser
-    from .probing import encoder_features
+    from .causal.erasure import setup as es
+    from .causal.erasure.amnesic import run_amnesic
+    from .causal.erasure.store import load_eraser
+    from .training.probing import encoder_features
 
     device = check_device(device)  # a missing or invalid device fails before any work
     bar = resolve_progress(progress)

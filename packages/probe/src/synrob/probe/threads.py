@@ -1,25 +1,5 @@
-"""torch's intra-op threads for one block of work (an experiment run, a SentEval classifier's
-training), restored after it."""
+"""Deprecated path: moved to :mod:`synrob.probe.runtime.threads`; removed in synrob 0.2.0."""
 
-from __future__ import annotations
+from synrob.perturb.lazy import moved
 
-import contextlib
-from collections.abc import Iterator
-
-__all__ = ["torch_threads"]
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` torch intra-op threads (``n <= 0``: unchanged), then restore."""
-    if n <= 0:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+__getattr__ = moved(__name__, "synrob.probe.runtime.threads")

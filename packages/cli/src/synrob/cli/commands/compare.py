@@ -22,9 +22,9 @@ def compare(dirs: _Dirs, out: _Out = Path("synrob-compare"), as_json: _Json = Fa
     """Compare runs of one experiment: one table (every row, with its source) and one layer
     curve per metric, intervals included. Different experiments, or test data that differ by
     content within one language, are refused."""
-    from synrob.perturb.atomic import refuse_overwriting_inputs
-    from synrob.probe.comparison import compare as join
-    from synrob.probe.comparison import write_comparison
+    from synrob.perturb.io.atomic import refuse_overwriting_inputs
+    from synrob.probe.reporting.comparison import compare as join
+    from synrob.probe.reporting.comparison import write_comparison
 
     from ..output import emit_json, info
 

@@ -16,8 +16,8 @@ def validate(
 ) -> None:
     """Check every sentence; print FILE:LINE: problem for each invalid one (exit 1 if any)."""
     from synrob.perturb.corpus import read_conllu
-    from synrob.perturb.data import resolve_input
     from synrob.perturb.errors import ConlluError
+    from synrob.perturb.io.data import resolve_input
 
     problems = 0
     for spec in files:
@@ -46,7 +46,7 @@ def stats(
 ) -> None:
     """Count sentences, syntactic words, multiword tokens, empty nodes; the maximum tree depth."""
     from synrob.perturb.corpus import read_conllu
-    from synrob.perturb.data import resolve_input
+    from synrob.perturb.io.data import resolve_input
 
     from ..output import emit_json, info
 

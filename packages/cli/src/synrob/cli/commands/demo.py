@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from synrob.perturb.device import DEVICE_HELP
+from synrob.perturb.lm.device import DEVICE_HELP
 
 
 def demo(
@@ -26,7 +26,7 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Jabberwocky probing on the bundled EWT sample: clean vs pseudoword UUAS/DSpr."""
-    from synrob.perturb.device import check_device
+    from synrob.perturb.lm.device import check_device
     from synrob.probe.experiments.jabberwocky.experiment import JabberwockyExperiment
     from synrob.probe.experiments.jabberwocky.report import lead_table, main_table
     from synrob.probe.experiments.jabberwocky.stats import summarize

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from synrob.perturb.device import DEVICE_HELP
+from synrob.perturb.lm.device import DEVICE_HELP
 
 cache_app = typer.Typer(help="Inspect and clear the representation cache.", no_args_is_help=True)
 
@@ -28,11 +28,11 @@ def encode(
     """Encode every syntactic word into the cache; print one JSON object per input."""
     import time
 
-    from synrob.perturb.data import resolve_input
-    from synrob.perturb.device import check_device
-    from synrob.perturb.dtype import check_dtype
+    from synrob.perturb.io.data import resolve_input
+    from synrob.perturb.lm.device import check_device
+    from synrob.perturb.lm.dtype import check_dtype
     from synrob.perturb.params import parse_assignments
-    from synrob.probe.representations import LoadedEncoders, encode_corpus
+    from synrob.probe.representations.encoding import LoadedEncoders, encode_corpus
 
     from ..output import emit_json, info, progress
 
@@ -97,7 +97,7 @@ def cache_list(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per entry.")] = False,
 ) -> None:
     """List cache entries (complete and partial)."""
-    from synrob.probe.cache import cache_root, list_entries
+    from synrob.probe.representations.cache import cache_root, list_entries
 
     from ..output import emit_json, info
 
@@ -120,8 +120,8 @@ def cache_clear(
                                                 "the LM scores of that model.")] = None,
 ) -> None:
     """Delete cache entries and kept LM scores (all, or one encoder's or model's)."""
-    from synrob.probe.cache import clear
-    from synrob.probe.score_cache import clear_scores
+    from synrob.probe.causal.score_cache import clear_scores
+    from synrob.probe.representations.cache import clear
 
     from ..output import info
 

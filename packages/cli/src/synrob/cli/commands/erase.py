@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from synrob.perturb.device import DEVICE_HELP
+from synrob.perturb.lm.device import DEVICE_HELP
 
 _OPTS = "Erasure options"
 
@@ -73,7 +73,7 @@ def erase(train: _Train, dev: _Dev, test: _Test, encoder: _Encoder = None, layer
     rank, one also of LEACE's mean displacement) and retrain its linear probe: test accuracy
     before, after LEACE and after each random erasure."""
     from synrob.probe.api import erase as run_erase
-    from synrob.probe.erasure.setup import control_paths
+    from synrob.probe.causal.erasure.setup import control_paths
 
     from ..output import emit_json, info, progress
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from synrob.perturb.device import DEVICE_HELP
+from synrob.perturb.lm.device import DEVICE_HELP
 
 if TYPE_CHECKING:
     from synrob.perturb.base import Perturber
     from synrob.perturb.corpus import Sentence
-    from synrob.perturb.language import Language
+    from synrob.perturb.io.language import Language
     from synrob.perturb.pipeline import PipelineStats, RawBlock
 
 _IN_FORMATS = ("conllu", "text")
@@ -52,7 +52,7 @@ def _text_lines(path: Path) -> Iterator[str]:
 
 
 def _parse_texts(path: Path, lang: str) -> Iterator[Sentence]:
-    from synrob.perturb.language import LanguageError
+    from synrob.perturb.io.language import LanguageError
 
     if lang != "en":
         raise LanguageError(f"{path}: raw text is parsed by spaCy's English model, so it must be "
@@ -90,7 +90,7 @@ def _input_language(paths: list[tuple[Path, str]], lang: str | None
     when stdin is read for its comment, stdin's blocks (the first one peeked, not lost)."""
     import itertools
 
-    from synrob.perturb.language import Language, infer_language, language_of_lines
+    from synrob.perturb.io.language import Language, infer_language, language_of_lines
     from synrob.perturb.pipeline import read_blocks
 
     found = infer_language([p for p, _ in paths], lang)
@@ -267,7 +267,7 @@ def _check_options(kind: str | None, fmt: str | None, format_in: str | None) -> 
 
 def _input_paths(inputs: list[str] | None, format_in: str | None) -> list[tuple[Path, str]]:
     """Every input file (stdin ``-`` by default) with its format (conllu or text)."""
-    from synrob.perturb.data import resolve_input
+    from synrob.perturb.io.data import resolve_input
 
     return [
         (path, _input_format(path, format_in))

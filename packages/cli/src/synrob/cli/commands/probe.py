@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from synrob.perturb.device import DEVICE_HELP
+from synrob.perturb.lm.device import DEVICE_HELP
 
 if TYPE_CHECKING:
     from synrob.probe.api import ProbeResult
-    from synrob.probe.probing import ProbeRun
     from synrob.probe.tasks.base import Task
+    from synrob.probe.training.probing import ProbeRun
 
 _OPTS = "Probe options"
 
@@ -94,7 +94,7 @@ def _write_predictions(run: ProbeRun, dest: Path, many_layers: bool) -> int:
 
     best = run.best
     n = 0
-    from synrob.perturb.atomic import atomic_open
+    from synrob.perturb.io.atomic import atomic_open
 
     with atomic_open(dest) as fh:
         for f, preds in best.predictions.items():
@@ -150,7 +150,7 @@ def _layer_reporter(res: Any, task_obj: Task) -> None:
 def _every_layer(layer: str | None, load: Path | None) -> bool:
     """Whether ``--layer`` (without it, a ``--load``ed probe) means every layer, read before
     any work; with neither, the missing ``--layer`` is reported by the run itself."""
-    from synrob.probe.probing import read_saved
+    from synrob.probe.training.probing import read_saved
 
     if layer is not None:
         return layer == "all"
@@ -202,8 +202,8 @@ def probe(test: _Test, encoder: _Encoder = None, layer: _Layer = None, task: _Ta
 
 def _plot(run: ProbeRun, dest: Path) -> None:
     """Draw the layer curve of the first test file into ``dest``."""
-    from synrob.probe.layer_curve import curve_rows, plot_layer_curve
-    from synrob.probe.probe_setup import run_json
+    from synrob.probe.metrics.layer_curve import curve_rows, plot_layer_curve
+    from synrob.probe.training.setup import run_json
 
     from ..output import info
 

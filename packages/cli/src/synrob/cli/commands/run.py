@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from synrob.perturb.device import DEVICE_HELP
+from synrob.perturb.lm.device import DEVICE_HELP
 
 _RUN = "Execution"
 

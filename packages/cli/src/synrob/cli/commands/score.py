@@ -1,7 +1,7 @@
 """``synrob score``: behavioural scores of aligned original/perturbed pairs under a language model.
 
-The library side is :mod:`synrob.probe.behaviour` (pairing, scoring, the bootstrap summary) on
-top of :mod:`synrob.perturb.scoring` (sentence log-probabilities); this module checks the
+The library side is :mod:`synrob.probe.causal.behaviour` (pairing, scoring, the bootstrap summary) on
+top of :mod:`synrob.perturb.lm.scoring` (sentence log-probabilities); this module checks the
 options, shows progress on stderr and prints: a short summary, or JSON lines with ``--json``.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from synrob.perturb.device import DEVICE_HELP
+from synrob.perturb.lm.device import DEVICE_HELP
 
 if TYPE_CHECKING:
-    from synrob.probe.behaviour import PairScore, SentencePair
+    pass
 
 _CHUNK = 64  # pairs scored per step of the progress bar
 _SCORING = {"causal": "sum of token log-probabilities given BOS",
@@ -79,18 +79,6 @@ _Counterfactual = Annotated[bool, typer.Option(
     "size per token (seeded by --seed).")]
 
 
-def _score_all(lm: Any, pairs: list[SentencePair], batch_size: int, label: str = ""
-               ) -> list[PairScore]:
-    """:func:`~synrob.probe.behaviour.score_chunked` with a progress bar on stderr."""
-    from synrob.probe.behaviour import score_chunked
-
-    from ..output import progress_callback
-
-    with progress_callback(f"{label}scoring {len(pairs)} pairs") as on_progress:
-        return score_chunked(lm, pairs, batch_size=batch_size, chunk=_CHUNK,
-                             progress=on_progress)
-
-
 def _print_summary(s: dict[str, Any]) -> None:
     def num(v: float, fmt: str = ".2f") -> str:
         return "n/a" if v != v else format(v, fmt)
@@ -136,10 +124,10 @@ def score(original: _Original, perturbed: _Perturbed, lm: _Lm = "smollm2", as_js
     mean displacement); with --counterfactual,
     agreement pairs are scored with the subject moved to the other class (docs/erasure.md).
     """
-    from synrob.perturb.device import check_device
-    from synrob.perturb.dtype import check_dtype
+    from synrob.perturb.lm.device import check_device
+    from synrob.perturb.lm.dtype import check_dtype
     from synrob.probe.api import lm_placement
-    from synrob.probe.behaviour import check_score_options
+    from synrob.probe.causal.behaviour import check_score_options
 
     from ..output import emit_json
 

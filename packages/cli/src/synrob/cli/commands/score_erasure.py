@@ -8,10 +8,10 @@ Two steps of ``synrob score`` (not a command of its own; :mod:`.score` calls the
   the rank- and displacement-matched one (``--erase-random-matched FILE``, else
   ``NAME.random_matched.safetensors`` beside the eraser; it needs the training vectors, so
   without a file it is left out, with a warning), with the accuracy changes and the damage,
-  the increase of the clean text's negative log-likelihood (:mod:`synrob.probe.erasure.inside`);
+  the increase of the clean text's negative log-likelihood (:mod:`synrob.probe.causal.erasure.inside`);
 * :func:`score_counterfactual` (``--counterfactual``): agreement pairs, the subject moved to the
   other class at the eraser's layer against a random direction of the same size, and how often
-  the preferred verb form flips (:mod:`synrob.probe.erasure.counterfactual`).
+  the preferred verb form flips (:mod:`synrob.probe.causal.erasure.counterfactual`).
 
 The library returns results; this module loads, checks, shows progress on stderr and prints.
 """
@@ -19,9 +19,12 @@ The library returns results; this module loads, checks, shows progress on stderr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from synrob.probe.causal.behaviour import PairScore, SentencePair
 
 _CHUNK = 64  # pairs per step of the progress bar
 
@@ -45,7 +48,7 @@ class ErasureOptions:
     batch_size: int
     limit: int | None
     dtype: str
-    placement: Any = None  # synrob.perturb.placement.Placement (None: a plain load)
+    placement: Any = None  # synrob.perturb.lm.placement.Placement (None: a plain load)
 
 
 def _eraser_info(eraser: Any, path: str) -> dict[str, Any]:
@@ -58,9 +61,9 @@ def _eraser_info(eraser: Any, path: str) -> dict[str, Any]:
 
 def _load(opts: ErasureOptions) -> tuple[Any, Any, int]:
     """The LM, the eraser and the layer, checked against each other."""
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.erasure.inside import check_lm_eraser
-    from synrob.probe.erasure.store import load_eraser
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.probe.causal.erasure.inside import check_lm_eraser
+    from synrob.probe.causal.erasure.store import load_eraser
 
     eraser = load_eraser(opts.erase)
     loaded = load_lm(opts.lm, device=opts.device, dtype=opts.dtype, placement=opts.placement)
@@ -79,7 +82,7 @@ def _control_file(opts: ErasureOptions, kind: str) -> str | None:
     ``synrob erase -o FILE`` wrote beside the eraser when it exists, else None."""
     from pathlib import Path
 
-    from synrob.probe.erasure.setup import control_paths
+    from synrob.probe.causal.erasure.setup import control_paths
 
     given = opts.erase_random if kind == "random" else opts.erase_random_matched
     beside = control_paths(Path(str(opts.erase)))[kind]
@@ -95,9 +98,9 @@ def _controls(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
     import warnings
 
     from synrob.perturb.errors import SynrobWarning
-    from synrob.probe.erasure.fit import random_control
-    from synrob.probe.erasure.inside import CONTROLS, check_lm_eraser
-    from synrob.probe.erasure.store import load_eraser
+    from synrob.probe.causal.erasure.fit import random_control
+    from synrob.probe.causal.erasure.inside import CONTROLS, check_lm_eraser
+    from synrob.probe.causal.erasure.store import load_eraser
 
     out = {}
     for kind in CONTROLS:
@@ -119,15 +122,27 @@ def _controls(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
 
 
 def _pairs(opts: ErasureOptions) -> tuple[list[Any], str, int]:
-    from synrob.perturb.data import resolve_one
     from synrob.perturb.errors import SynrobError
-    from synrob.probe.behaviour import pair_sentences, split_unchanged
+    from synrob.perturb.io.data import resolve_one
+    from synrob.probe.causal.behaviour import pair_sentences, split_unchanged
 
     pairs, how = pair_sentences(str(resolve_one(opts.original)), str(resolve_one(opts.perturbed)))
     kept, skipped = split_unchanged(pairs[:opts.limit] if opts.limit is not None else pairs)
     if not kept:
         raise SynrobError(f"{opts.perturbed}: no pair to score (every sentence is unchanged)")
     return kept, how, skipped
+
+
+def _score_all(lm: Any, pairs: list[SentencePair], batch_size: int, label: str = ""
+               ) -> list[PairScore]:
+    """:func:`~synrob.probe.causal.behaviour.score_chunked` with a progress bar on stderr."""
+    from synrob.probe.causal.behaviour import score_chunked
+
+    from ..output import progress_callback
+
+    with progress_callback(f"{label}scoring {len(pairs)} pairs") as on_progress:
+        return score_chunked(lm, pairs, batch_size=batch_size, chunk=_CHUNK,
+                             progress=on_progress)
 
 
 def score_with_eraser(opts: ErasureOptions) -> None:
@@ -142,10 +157,9 @@ def score_with_eraser(opts: ErasureOptions) -> None:
 
 def score_erased(opts: ErasureOptions) -> None:
     """``synrob score --erase``: clean / erased / random controls: preference and damage."""
-    from synrob.probe.erasure.inside import erasing, erasure_summary
+    from synrob.probe.causal.erasure.inside import erasing, erasure_summary
 
     from ..output import emit_json
-    from .score import _score_all
 
     kept, how, skipped = _pairs(opts)
     loaded, eraser, layer = _load(opts)
@@ -178,9 +192,9 @@ def score_erased(opts: ErasureOptions) -> None:
 
 def score_counterfactual(opts: ErasureOptions) -> None:
     """``synrob score --erase --counterfactual``: flip rates of the preferred verb form."""
-    from synrob.perturb.data import resolve_one
     from synrob.perturb.errors import ParameterError, SynrobError
-    from synrob.probe.erasure.counterfactual import (
+    from synrob.perturb.io.data import resolve_one
+    from synrob.probe.causal.erasure.counterfactual import (
         agreement_pairs,
         counterfactual_scores,
         flip_summary,

@@ -6,7 +6,7 @@ written again with that one word in the same lemma's form of another value of th
 (every other feature kept): a grammatical original beside an ungrammatical twin. One output per
 pair (a sentence with two agreeing verbs gives two), none for a sentence without a pair.
 
-* **The word** (:func:`~synrob.perturb.agreement_rules.agreeing_feats`): UPOS in ``upos``, one
+* **The word** (:func:`~synrob.perturb.agreement.rules.agreeing_feats`): UPOS in ``upos``, one
   value of the feature, finite or a participle, no ``Typo``. Its **subject** is its own
   ``nsubj`` dependent, or for an ``aux`` or ``cop`` its head's; exactly one, with the word's
   value and no clash in the other agreement features; a clausal subject (``csubj``) gives no
@@ -17,14 +17,14 @@ pair (a sentence with two agreeing verbs gives two), none for a sentence without
   grammatical (Turkish plural subjects with singular verbs: that direction is refused, with a
   warning), when the new form is the old one's (syncretism), or when the new form has another
   reading that agrees with the subject (past *put*, subjunctive *were*) that a documented rule
-  does not exclude (:func:`~synrob.perturb.agreement_rules.reading_fits`). Every attestation is
+  does not exclude (:func:`~synrob.perturb.agreement.rules.reading_fits`). Every attestation is
   a share of its context (``min_share``), so a stray token decides nothing.
 * **The form.** The forms the treebanks (``reference``, ``lexicon``) attest for the lemma, UPOS
   and new FEATS (a multi-valued cell such as Czech ``Gender=Fem,Neut|Number=Plur,Sing`` counts
   for each of its readings), of the same shape (a clitic for a clitic) and after a host of the
   same ending inside a multiword token: the most frequent, then the closest to the original,
   then alphabetically. None attested and ``rules`` on: the form the attested edit rule makes
-  (:meth:`~synrob.perturb.paradigms.Paradigms.rule_forms`), accepted by the language's Hunspell
+  (:meth:`~synrob.perturb.lexicon.paradigms.Paradigms.rule_forms`), accepted by the language's Hunspell
   dictionary (``rules=auto``, the default, makes forms only where there is one). No form, no
   pair.
 * **The output.** FORM (cased like the original), FEATS (the feature changed; Animacy, which
@@ -47,8 +47,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ..agreement_evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
-from ..agreement_rules import (
+from ..agreement.evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
+from ..agreement.rules import (
     FEATURES,
     agreeing_feats,
     agrees,
@@ -61,10 +61,10 @@ from ..agreement_rules import (
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
-from ..feats import feats_value, format_feats, parse_feats
-from ..hunspell import HunspellWords, find_dictionary
-from ..morphology import match_case
-from ..paradigms import Paradigms, canonical_feats, closeness, sentences_with_hosts, values
+from ..io.feats import feats_value, format_feats, parse_feats
+from ..lexicon.hunspell import HunspellWords, find_dictionary
+from ..lexicon.morphology import match_case
+from ..lexicon.paradigms import Paradigms, canonical_feats, closeness, sentences_with_hosts, values
 
 __all__ = ["Agreement", "AgreementWarning", "PERTURBERS", "NOTES", "note"]
 
@@ -211,7 +211,7 @@ class Agreement(Perturber):
     def setup(self) -> None:
         """Read the treebanks' forms and subjects; warn when they mark the feature on no
         agreeing word or no subject, and for each refused direction."""
-        from ..data import resolve_input
+        from ..io.data import resolve_input
 
         paths = [p for spec in self._specs() for p in resolve_input(spec)]
         par = Paradigms(self.options["min_lemmas"])

@@ -38,9 +38,9 @@ from typing import Any
 
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence
-from ..device import DEVICE_HELP, check_device
-from ..dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
 from ..errors import ParameterError, ResourceError
+from ..lm.device import DEVICE_HELP, check_device
+from ..lm.dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
 from ..params import Param
 
 CONTENT_UPOS = "NOUN,VERB,ADJ,ADV"
@@ -267,7 +267,7 @@ class CoCo(Perturber):
         self._nlp: Any = None
 
     def setup(self) -> None:
-        from ..lm import load_lm, start_token_id
+        from ..lm.loaded import load_lm, start_token_id
 
         o = self.options
         self.lm = load_lm(o["model"], device=o["device"], trust_remote_code=o["trust_remote_code"],

@@ -3,7 +3,7 @@
 ``budget`` content words are replaced by a WordNet synonym of the same WordNet POS, re-inflected
 with lemminflect to the original XPOS (``NNS`` stays plural, ``VBD`` past, ``JJR`` comparative)
 and cased like the original. Only FORM and LEMMA change; UPOS, XPOS, FEATS, HEAD and DEPREL of
-every word stay as they were. Synonyms come from :func:`synrob.perturb.wordnet.synonym_table`
+every word stay as they were. Synonyms come from :func:`synrob.perturb.lexicon.wordnet.synonym_table`
 (WordNet 3.0 parsed once and cached on disk), looked up by the treebank LEMMA.
 
 A word is eligible when its UPOS is in ``upos``, its XPOS is a regular Penn tag of that UPOS
@@ -23,7 +23,7 @@ from functools import lru_cache
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError
-from ..morphology import match_case
+from ..lexicon.morphology import match_case
 
 __all__ = ["CoPOS", "PERTURBERS", "synonyms", "inflect_as", "candidates"]
 
@@ -45,7 +45,7 @@ def synonyms(lemma: str, wn_pos: str) -> tuple[str, ...]:
     Single lower-case alphabetic words only, ``lemma`` itself excluded; adjective satellites
     count as adjectives. ``lemma`` is looked up as given (it is already a lemma: no ``morphy``).
     """
-    from ..wordnet import synonym_table
+    from ..lexicon.wordnet import synonym_table
 
     return synonym_table()[wn_pos].get(lemma, ())
 
@@ -114,7 +114,7 @@ class CoPOS(Perturber):
         """Load the WordNet synonym table and lemminflect's tables (once per process)."""
         from lemminflect import getAllInflections
 
-        from ..wordnet import synonym_table
+        from ..lexicon.wordnet import synonym_table
 
         synonym_table()
         getAllInflections("be", upos="VERB")

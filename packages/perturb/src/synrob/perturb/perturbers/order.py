@@ -30,8 +30,8 @@ from typing import Any
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence
 from ..errors import ParameterError
+from ..lm.subword import DEFAULT_TOKENIZER, load_tokenizer
 from ..params import Param
-from ..subword import DEFAULT_TOKENIZER, load_tokenizer
 
 __all__ = [
     "BShift",

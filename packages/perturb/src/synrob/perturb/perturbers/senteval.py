@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import tree as _tree
 from ..base import Perturbation, Perturber
 from ..corpus import Sentence, Word, _set_space_after
 from ..errors import ConlluError, ParameterError, param
-from ..feats import feats_value
-from ..morphology import match_case
+from ..io import tree as _tree
+from ..io.feats import feats_value
+from ..lexicon.morphology import match_case
 from ..params import Param
 
 __all__ = ["BigramTable", "Somo", "CoordInv", "BOS", "EOS", "PERTURBERS", "brackets_balanced",
@@ -130,7 +130,7 @@ class BigramTable:
     @classmethod
     def from_conllu(cls, paths: Sequence[str | Path]) -> BigramTable:
         """Build from the valid sentences of CoNLL-U files (invalid ones are left out)."""
-        from ..validate import ConlluWarning
+        from ..io.validate import ConlluWarning
 
         with warnings.catch_warnings():  # a repeated sent_id: the input reader says it once
             warnings.simplefilter("ignore", ConlluWarning)
@@ -144,7 +144,7 @@ def _conllu_rows(path: Path) -> Iterable[list[tuple[str, str, str, str, str]]]:
     the default reference): nothing of theirs, e.g. a malformed FEATS or a byte that is not
     UTF-8, may become a substitute."""
     from ..corpus import iter_blocks
-    from ..validate import split_rows
+    from ..io.validate import split_rows
 
     try:
         for name, block in iter_blocks(path):
@@ -167,7 +167,7 @@ _TABLES_LOCK = threading.Lock()
 
 def _table_for(specs: str) -> BigramTable:
     """The (process-cached) bigram table of comma-separated input specs (paths, sample:, ud:)."""
-    from ..data import resolve_input
+    from ..io.data import resolve_input
 
     paths = [p for spec in specs.split(",") if spec.strip() for p in resolve_input(spec.strip())]
     if not paths or any(str(p) == "-" for p in paths):

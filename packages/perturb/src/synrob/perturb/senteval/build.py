@@ -22,9 +22,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_text_atomic
-from ..errors import SynrobError, SynrobWarning
-from .format import SPLITS, TASK_FILES, SentEvalExample, read_task_file, write_task_file
+from ..errors import SynrobWarning
+from ..io.atomic import write_text_atomic
+from .format import (
+    SPLITS,
+    TASK_FILES,
+    SentEvalError,
+    SentEvalExample,
+    read_task_file,
+    write_task_file,
+)
 from .source import SourceSentence, load_sources
 from .splits import DEFAULT_PROPORTIONS
 from .tasks import (
@@ -57,10 +64,6 @@ __all__ = [
 
 #: What ``synrob senteval build`` reads when no ``--treebank`` is given: all of UD English EWT.
 DEFAULT_TREEBANKS: tuple[str, ...] = ("ud:en_ewt",)
-
-
-class SentEvalError(SynrobError):
-    """SentEval tasks cannot be built or read (no sentences, unknown task, empty directory)."""
 
 
 @dataclass(frozen=True)
@@ -138,17 +141,17 @@ class SuiteBuilder:
     """Reads the treebanks once, then builds tasks one by one (:meth:`build`).
 
     ``treebanks`` are CoNLL-U paths or ``ud:``/``sample:`` specs
-    (:func:`synrob.perturb.data.resolve_input`). Each task draws from its own random generator
+    (:func:`synrob.perturb.io.data.resolve_input`). Each task draws from its own random generator
     seeded by ``seed`` and the task name, so a task does not depend on which others are built.
     ``lang`` is the treebanks' language (default: from their UD file names, see
-    :func:`synrob.perturb.language.infer_language`); WC takes its word frequencies from it.
+    :func:`synrob.perturb.io.language.infer_language`); WC takes its word frequencies from it.
     """
 
     def __init__(self, treebanks: Sequence[str | os.PathLike[str]] = DEFAULT_TREEBANKS,
                  seed: int = 0, config: BuildConfig | None = None,
                  lang: str | None = None) -> None:
-        from ..data import resolve_input
-        from ..language import infer_language
+        from ..io.data import resolve_input
+        from ..io.language import infer_language
 
         self.treebanks = [str(t) for t in treebanks] or list(DEFAULT_TREEBANKS)
         self.seed = seed

@@ -11,10 +11,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import atomic_open
-from ..errors import ConlluError
+from ..errors import ConlluError, SynrobError
+from ..io.atomic import atomic_open
 
-__all__ = ["SPLITS", "TASK_FILES", "SentEvalExample", "read_task_file", "write_task_file"]
+__all__ = ["SPLITS", "TASK_FILES", "SentEvalError", "SentEvalExample", "read_task_file",
+           "write_task_file"]
+
+
+class SentEvalError(SynrobError):
+    """SentEval tasks cannot be built or read (no sentences, unknown task, empty directory)."""
 
 #: SentEval split codes.
 SPLITS: tuple[str, ...] = ("tr", "va", "te")

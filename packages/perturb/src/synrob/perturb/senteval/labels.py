@@ -9,7 +9,7 @@ TopConst approximates the constituency-tree task from dependencies
 
 from __future__ import annotations
 
-from ..feats import parse_feats
+from ..io.feats import parse_feats
 from .source import SourceSentence
 
 __all__ = [

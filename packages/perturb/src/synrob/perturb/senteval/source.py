@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .. import tree as _tree
 from ..corpus import Sentence, Word, _validate_block, iter_blocks, parse_sentence
+from ..io import tree as _tree
 
 __all__ = ["SourceSentence", "load_sources", "words_from_block"]
 

@@ -124,7 +124,7 @@ def word_content_task(sources: Sequence[SourceSentence], rng: random.Random, *,
     from wordfreq import available_languages, zipf_frequency
 
     if lang not in available_languages(wordlist="best"):
-        from .build import SentEvalError
+        from .format import SentEvalError
 
         raise SentEvalError(f"WC needs word frequencies of {lang}, which wordfreq does not have; "
                             "build the other tasks (--task)")

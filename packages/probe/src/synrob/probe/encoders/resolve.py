@@ -10,7 +10,7 @@ A spec (the value of ``--encoder``) is tried, in order, as:
 4. otherwise a Hugging Face hub name -> ``transformer`` (loaded from the local HF cache, or
    downloaded when the hub is reachable); a bare name close to an alias or an encoder name
    (``minlm``) that the local cache does not hold is refused at once, with the close names
-   (:func:`~synrob.perturb.models.refuse_near_miss`).
+   (:func:`~synrob.perturb.lm.models.refuse_near_miss`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from synrob.perturb.models import is_model_path, refuse_near_miss
+from synrob.perturb.lm.models import is_model_path, refuse_near_miss
 from synrob.perturb.plugins import get_registry
 
 from .aliases import ALIASES, alias_params

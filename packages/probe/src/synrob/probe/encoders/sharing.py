@@ -1,20 +1,39 @@
 """A transformer encoder's share of the models loaded in this process
-(:mod:`synrob.perturb.shared_models`): the key its blocks are found and offered under, and the
+(:mod:`synrob.perturb.lm.shared_models`): the key its blocks are found and offered under, and the
 causal LM a process will load anyway, loaded first so that the encoder reads no weights."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from synrob.perturb.shared_models import ModelKey
+from synrob.perturb.lm.shared_models import ModelKey
 
-if TYPE_CHECKING:
-    from .transformer import TransformerEncoder
-
-__all__ = ["model_key", "load_lm_first"]
+__all__ = ["SharedEncoder", "model_key", "load_lm_first"]
 
 
-def model_key(enc: TransformerEncoder) -> ModelKey | None:
+class SharedEncoder(Protocol):
+    """What sharing reads of a transformer encoder
+    (:class:`~synrob.probe.encoders.transformer.TransformerEncoder` is one): where its files lie,
+    its placement, config, device and options (``precision``, ``attention``,
+    ``trust_remote_code``)."""
+
+    @property
+    def files(self) -> Any: ...
+
+    @property
+    def placement(self) -> Any: ...
+
+    @property
+    def config(self) -> Any: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+
+def model_key(enc: SharedEncoder) -> ModelKey | None:
     """The key ``enc``'s model is shared under, or None when it is not shared: placed over
     devices, offloaded or quantized, or an encoder-decoder (the encoder is one half)."""
     if not enc.placement.plain or getattr(enc.config, "is_encoder_decoder", False):
@@ -23,13 +42,13 @@ def model_key(enc: TransformerEncoder) -> ModelKey | None:
                     str(enc.options["attention"]), bool(enc.options["trust_remote_code"]))
 
 
-def load_lm_first(enc: TransformerEncoder, spec: str, device: str) -> None:
-    """Load the causal LM ``spec`` (:func:`synrob.perturb.lm.load_lm` on ``device``, as the
+def load_lm_first(enc: SharedEncoder, spec: str, device: str) -> None:
+    """Load the causal LM ``spec`` (:func:`synrob.perturb.lm.loaded.load_lm` on ``device``, as the
     process's runs will: default dtype and kind, no remote code) when it reads ``enc``'s files
     in ``enc``'s dtype: it then offers its blocks, and ``enc`` reads none. Nothing when it is
     another model or dtype (the LM would only sit in memory beside the encoder's own)."""
-    from synrob.perturb.dtype import resolve_dtype
-    from synrob.perturb.lm import lm_source, load_lm
+    from synrob.perturb.lm.dtype import resolve_dtype
+    from synrob.perturb.lm.loaded import lm_source, load_lm
 
     if enc.options["trust_remote_code"]:  # the runs load LMs without it: not the same load
         return

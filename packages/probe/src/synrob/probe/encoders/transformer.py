@@ -28,19 +28,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synrob.perturb.device import DEVICE_HELP, resolve_device
-from synrob.perturb.dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
 from synrob.perturb.errors import DeviceError, ParameterError, ResourceError
-from synrob.perturb.models import (
+from synrob.perturb.lm.device import DEVICE_HELP, resolve_device
+from synrob.perturb.lm.dtype import DTYPE_HELP, DTYPES, resolve_dtype_for
+from synrob.perturb.lm.models import (
     ModelSource,
     dequantised_copy,
     from_pretrained,
     load_config,
     resolve_model,
 )
+from synrob.perturb.lm.placement import PLACEMENT_PARAMS, Placement, input_device
+from synrob.perturb.lm.shared_models import offer_model, shared_model
 from synrob.perturb.params import Param
-from synrob.perturb.placement import PLACEMENT_PARAMS, Placement, input_device
-from synrob.perturb.shared_models import offer_model, shared_model
 
 from .base import EncodedBatch, Encoder, file_fingerprint, tree_fingerprint, word_offsets
 from .early_exit import EarlyExit
@@ -163,12 +163,12 @@ class TransformerEncoder(Encoder):
     # ------------------------------------------------------------------ source
     @property
     def source(self) -> ModelSource:
-        """Where the model's files are (:func:`synrob.perturb.models.resolve_model`)."""
+        """Where the model's files are (:func:`synrob.perturb.lm.models.resolve_model`)."""
         return resolve_model(self.options["model"], revision=self.options["revision"])
 
     def _not_found(self, source: ModelSource, what: str, reason: str, offline: bool
                    ) -> ResourceError:
-        """The encoder's wording of a failed load (a :data:`~synrob.perturb.models.LoadError`)."""
+        """The encoder's wording of a failed load (a :data:`~synrob.perturb.lm.models.LoadError`)."""
         from .aliases import ALIASES
 
         raw = self.options["model"]
@@ -189,13 +189,13 @@ class TransformerEncoder(Encoder):
     @property
     def files(self) -> ModelSource:
         """Where config, tokenizer and weights are read from: :attr:`source`, or for a GGUF model
-        its float32 dequantised copy (:func:`~synrob.perturb.models.dequantised_copy`, made once
+        its float32 dequantised copy (:func:`~synrob.perturb.lm.models.dequantised_copy`, made once
         and shared with the language-model loader), so that the GGUF file is parsed once per
         machine, not per process, and its blocks can be loaded alone."""
         if self._files is None:
             src = self.source
             if src.gguf_file is not None and src.cache_dir is not None:
-                from synrob.perturb.lm import head_factory
+                from synrob.perturb.lm.loaded import head_factory
 
                 src = dequantised_copy(src, self.options["trust_remote_code"], head_factory)
             self._files = src
@@ -297,7 +297,7 @@ class TransformerEncoder(Encoder):
     def _load_model(self, dtype: Any) -> Any:
         """The model, with the blocks :meth:`_blocks_wanted` says, placed as
         :attr:`placement` says: a model of the same files already loaded in this process
-        when there is one (:mod:`synrob.perturb.shared_models`), else read and offered."""
+        when there is one (:mod:`synrob.perturb.lm.shared_models`), else read and offered."""
         wanted = self._blocks_wanted()
         key = model_key(self)
         if key is not None and self._lm_first is not None:
@@ -850,14 +850,14 @@ def encode_words(tokenizer: Any, sents: Sequence[Sequence[str]], *, prefix_space
 def start_token(tokenizer: Any, *, causal: bool, bos: str = "auto", prefix_space: bool = False,
                 model: str = "") -> int | None:
     """The token prepended to every sequence: a causal LM's BOS (else EOS,
-    :func:`synrob.perturb.lm.start_token_id`) when the tokenizer itself adds no special token
+    :func:`synrob.perturb.lm.loaded.start_token_id`) when the tokenizer itself adds no special token
     before the words and ``bos`` is ``auto``; else None. Without it the first word is the
     attention sink, whose states carry massive activations (Sun et al. 2024)."""
     if bos == "no" or not causal:
         return None
     if encode_words(tokenizer, [["a"]], prefix_space=prefix_space)[0][1][0] < 0:
         return None  # the tokenizer adds one itself
-    from synrob.perturb.lm import start_token_id
+    from synrob.perturb.lm.loaded import start_token_id
 
     start = start_token_id(tokenizer)
     if start is None:

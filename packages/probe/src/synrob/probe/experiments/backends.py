@@ -16,7 +16,7 @@ from typing import Any
 
 from synrob.perturb.errors import ParameterError, ResourceError, arg
 
-from ..threads import torch_threads
+from ..runtime.threads import torch_threads
 from .base import Context, Experiment, Row, RunSpec, run_threads
 
 __all__ = ["BACKENDS", "check_workers", "execute_run", "execute_runs"]
@@ -33,15 +33,14 @@ def execute_run(experiment: Experiment, spec: RunSpec, ctx: Context
     when it ran: ``{"finished": UTC time, "host", "versions", "train_seconds", "threads",
     "gemm"}`` measured in that process (``train_seconds``: the part spent training probes,
     :mod:`..clock`; ``threads``: torch's threads in the run; ``gemm``: MKL's reproducibility
-    mode, :func:`synrob.perturb.blas.gemm_mode`)."""
+    mode, :func:`synrob.perturb.lm.blas.gemm_mode`)."""
     import platform
 
     import torch
-    from synrob.perturb.blas import gemm_mode
+    from synrob.perturb.lm.blas import gemm_mode
 
-    from ..clock import TRAINING
-    from .data import utc_now
-    from .runner import versions
+    from ..runtime.clock import TRAINING
+    from ..runtime.provenance import utc_now, versions
 
     t0, trained = time.perf_counter(), TRAINING.seconds
     with torch_threads(ctx.threads):  # the run's share of the cores (base.run_threads)

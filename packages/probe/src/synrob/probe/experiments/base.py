@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from synrob.perturb.language import Language
+from synrob.perturb.io.language import Language
 from synrob.perturb.params import Param, parse_params
 
 if TYPE_CHECKING:
-    from ..figures import Figure
+    from ..render.figures import Figure
 
 __all__ = ["Context", "Experiment", "RunSpec", "Row", "TREEBANK_SPLITS", "split_list",
            "layer_runs", "FUSE_LAYERS"]
@@ -53,11 +53,11 @@ def layer_runs(layers: list[int], task: str, probe: str | None, fuse: str,
                device: str) -> list[list[int]]:
     """The layers of one encoder as an experiment's runs: all in one run when ``probe`` (the
     task's default probe when None) trains the layers of ``task`` together
-    (:func:`synrob.probe.probing.train_layers`: the same weights) and ``fuse`` (a
+    (:func:`synrob.probe.training.probing.train_layers`: the same weights) and ``fuse`` (a
     :data:`FUSE_LAYERS` value) says so - ``auto``: where it is faster on ``device`` for a run
-    with one thread (:func:`synrob.probe.probing.fusion_pays`) - else one run per layer."""
+    with one thread (:func:`synrob.probe.training.probing.fusion_pays`) - else one run per layer."""
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.probing import fusing
+    from synrob.probe.training.probing import fusing
 
     reg = get_registry()
     task_cls = reg.get("task", task)
@@ -115,7 +115,7 @@ class Context:
 
     def lm_for_encoders(self, lm: str) -> str | None:
         """``lm`` (a causal LM the runs score with, ``""``: none) when the runs execute in this
-        process, for :class:`~synrob.probe.representations.LoadedEncoders` and
+        process, for :class:`~synrob.probe.representations.encoding.LoadedEncoders` and
         :meth:`Encoder.share_lm`: an encoder of its model then uses its blocks; else None."""
         lm = lm.strip()
         return lm if lm and self.runs_here else None
@@ -201,8 +201,8 @@ class Experiment:
 
     def _set_splits(self, given: Mapping[str, Any]) -> None:
         """``treebank`` (``ud:NAME`` or a directory) sets ``train``, ``dev`` and ``test``."""
-        from synrob.perturb.data import split_specs
         from synrob.perturb.errors import ParameterError
+        from synrob.perturb.io.data import split_specs
 
         both = [s for s in ("train", "dev", "test") if s in given]
         if both:
@@ -227,7 +227,7 @@ class Experiment:
     def language(self, given: str | None = None) -> Language:
         """The experiment's language: ``given`` (``--lang``), else that of the first file of
         :attr:`language_param` (a UD file name or ``# synrob.lang``), else English."""
-        from synrob.perturb.language import language_of_spec
+        from synrob.perturb.io.language import language_of_spec
 
         spec = str(self.options.get(self.language_param) or "").split(",")[0].strip()
         return language_of_spec(spec, given)
@@ -258,7 +258,7 @@ class Experiment:
     def figure(self, rows: list[Row]) -> Figure | None:
         """The report's main figure drawn from ``rows`` (the runs' rows as ``results.json``
         holds them, derived rows left out): what ``ExperimentResults.plot()`` returns, a
-        :class:`synrob.probe.figures.Figure`; None when the experiment draws none."""
+        :class:`synrob.probe.render.figures.Figure`; None when the experiment draws none."""
         return None
 
     # -------------------------------------------------------------- helpers

@@ -31,10 +31,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synrob.perturb.atomic import atomic_open, write_text_atomic
 from synrob.perturb.base import create_perturber
-from synrob.perturb.data import resolve_input, resolve_one
 from synrob.perturb.errors import ParameterError, SynrobError
+from synrob.perturb.io.atomic import atomic_open, write_text_atomic
+from synrob.perturb.io.data import resolve_input, resolve_one
+
+from ..runtime.provenance import utc_now
 
 __all__ = ["resolve_one", "perturbed_file", "perturbed_files", "perturber_info", "content_hash",
            "content_key", "content_keys", "key_components", "provenance_of", "utc_now",
@@ -48,7 +50,7 @@ _HASHES: dict[str, tuple[tuple[int, ...], str]] = {}
 
 def content_hash(path: str | os.PathLike[str]) -> str:
     """SHA-256 of a file's bytes (the representation cache's :func:`corpus_hash`), memoised."""
-    from ..cache import corpus_hash
+    from ..representations.cache import corpus_hash
 
     real = os.path.realpath(path)
     st = os.stat(real)
@@ -128,7 +130,7 @@ def perturbed_file(source: str | Path, kind: str, params: dict[str, Any] | None,
     from synrob.perturb.pipeline import perturb_formatted, read_blocks
     from synrob.perturb.plugins import get_registry
 
-    from .runner import versions
+    from ..runtime.provenance import versions
 
     src, params, recipe, out, existing = _perturbed_target(
         source, kind, params, seed=seed, dest=dest, variants=variants, fmt=fmt,
@@ -232,11 +234,6 @@ def _with_reference(kind: str, params: dict[str, Any] | None, src: Path, lang: s
     if lang != "en" and declared and not out.get("reference"):
         out["reference"] = str(src)
     return out
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601 to the second."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 # ---------------------------------------------------------------------- content keys

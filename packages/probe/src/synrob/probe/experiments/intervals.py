@@ -9,23 +9,23 @@ its Jabberwocky version, which keep every sentence in order) are scored on the *
 sentences, even when different runs, processes or machines produced them, and any difference of
 two rows is a **paired** bootstrap (Koehn 2004) computed at report time.
 
-A length-averaged metric (DSpr, NSpr: :attr:`synrob.probe.stats.SentenceStats.strata`) is
+A length-averaged metric (DSpr, NSpr: :attr:`synrob.probe.metrics.bootstrap.SentenceStats.strata`) is
 resampled within each sentence length instead (:func:`strata_indices`, drawn from
 ``numpy.random.default_rng([seed, n, n_boot, 1])`` by
-:func:`synrob.probe.stats.stratified_indices`), so that every resample averages over the same
+:func:`synrob.probe.metrics.bootstrap.stratified_indices`), so that every resample averages over the same
 lengths as the score itself; files whose sentences have the same lengths (a Jabberwocky draw of
 the test set) again share the resamples. Every version of a sentence (the Jabberwocky draws, the
 sets of ``local-structure``) is resampled with it, which makes a mean over versions a cluster
 bootstrap over the source sentences.
 
 A row that has an interval carries ``ci_low`` and ``ci_high`` (the 2.5 % and 97.5 % percentiles
-of its resampled values, :func:`synrob.probe.stats.percentile_interval`) and the private field
+of its resampled values, :func:`synrob.probe.metrics.bootstrap.percentile_interval`) and the private field
 ``_boot``: its ``n_boot`` resampled values (rounded to 6 decimals), kept in ``runs/ID.json`` and
 given to the report, but not written to ``results.json`` or ``results.csv`` (the runner drops
 every field whose name starts with ``_``).
 
 :func:`delta` turns two groups of rows into ``value``, ``ci_low``, ``ci_high`` and the one-sided
-``p_value`` of "the first is above the second" (:func:`synrob.probe.stats.one_sided_p`): a drop
+``p_value`` of "the first is above the second" (:func:`synrob.probe.metrics.bootstrap.one_sided_p`): a drop
 (clean - perturbed) or a lead (model - baseline).
 """
 
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..stats import (
+from ..metrics.bootstrap import (
     SentenceStats,
     one_sided_p,
     percentile_interval,
@@ -76,7 +76,7 @@ def _strata_indices(seed: int, strata: bytes, n_boot: int) -> np.ndarray:
 
 def strata_indices(seed: int, strata: np.ndarray, n_boot: int) -> np.ndarray:
     """The resamples of a file of ``n`` sentences in ``strata`` (n,), each sentence drawn
-    within its stratum (:func:`synrob.probe.stats.stratified_indices`). Shape: (n_boot, n);
+    within its stratum (:func:`synrob.probe.metrics.bootstrap.stratified_indices`). Shape: (n_boot, n);
     read-only, shared."""
     key = np.ascontiguousarray(strata, dtype=np.float64).tobytes()
     idx = _strata_indices(int(seed), key, int(n_boot))
@@ -168,7 +168,7 @@ def delta(first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]],
 
 
 def p_above_zero(values: np.ndarray) -> float:
-    """:func:`synrob.probe.stats.one_sided_p` of resampled values (B,), NaN when none is
+    """:func:`synrob.probe.metrics.bootstrap.one_sided_p` of resampled values (B,), NaN when none is
     defined (a ratio whose denominator is never positive, say)."""
     v = np.asarray(values, dtype=np.float64)
     return one_sided_p(v) if np.isfinite(v).any() else math.nan

@@ -1,4 +1,4 @@
-"""Writing an experiment's outputs: markdown tables and CSV (figures: :mod:`synrob.probe.figures`)."""
+"""Writing an experiment's outputs: markdown tables and CSV (figures: :mod:`synrob.probe.render.figures`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from synrob.perturb.atomic import atomic_open, write_text_atomic
+from synrob.perturb.io.atomic import atomic_open, write_text_atomic
 
 __all__ = ["fmt", "fmt_ci", "fmt_p", "markdown_table", "write_markdown", "write_csv",
            "mean_std", "select", "error_bars"]
@@ -80,7 +80,7 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     """Rows to CSV: columns are the union of keys (first-seen order); dicts as JSON."""
     import json
 
-    from synrob.perturb.table import columns_of
+    from synrob.perturb.io.table import columns_of
 
     cols = columns_of(rows)
     with atomic_open(path, newline="") as fh:

@@ -11,7 +11,7 @@ Layout of ``OUTDIR``::
     results.csv       the rows as CSV
     report.md, *.png  written by the experiment's ``report``
     report.html       one self-contained page: report.md, the figures inlined, every row of
-                      results.json and the provenance (:mod:`synrob.probe.html_report`)
+                      results.json and the provenance (:mod:`synrob.probe.render.html_report`)
 
 A run's id hashes the experiment's name, version and seed with the run's *content key*
 (:func:`.data.content_key`: files by the SHA-256 of their content, perturbers by name, version
@@ -23,7 +23,6 @@ produced it (time, host, package and component versions); reusing it does not re
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 import warnings
@@ -32,16 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synrob.perturb.atomic import write_text_atomic
-from synrob.perturb.blas import ReproducibilityWarning, default_mode_warning
 from synrob.perturb.errors import ParameterError, arg
+from synrob.perturb.io.atomic import write_text_atomic
+from synrob.perturb.lm.blas import ReproducibilityWarning, default_mode_warning
 
-from ..html_report import write_report_html
-from ..progress import Counter, Progress
-from ..representations import package_versions
+from ..render.html_report import write_report_html
+from ..runtime.progress import Counter, Progress
+from ..runtime.provenance import utc_now, versions
 from .backends import check_workers, execute_runs
 from .base import Context, Experiment, Row, RunSpec, run_threads
-from .data import content_keys, key_components, utc_now
+from .data import content_keys, key_components
 from .intervals import public
 from .report import write_csv
 
@@ -83,17 +82,6 @@ class ExperimentResult:
             "files": [str(p.relative_to(self.outdir)) for p in self.files],
             "rows": [public(r) for r in self.rows],
         }
-
-
-def versions() -> dict[str, str]:
-    """Versions of Python and of the packages that can change a number (in this process)."""
-    return dict(_versions())
-
-
-@functools.cache
-def _versions() -> dict[str, str]:
-    return package_versions(("synrob-perturb", "synrob-probe", "torch", "transformers", "numpy",
-                             "scipy", "gensim", "nltk", "conllu"))
 
 
 def _write_json(path: Path, obj: Any) -> None:

@@ -2,7 +2,7 @@
 
 A probe component builds a small ``torch.nn.Module`` for a task kind, gives its training loss on
 a padded batch and turns module outputs into per-sentence predictions. Training itself is
-:func:`synrob.probe.training.fit`. A trained probe is stored as ``probe.safetensors`` (weights)
+:func:`synrob.probe.training.loop.fit`. A trained probe is stored as ``probe.safetensors`` (weights)
 plus ``probe.json`` (probe and task names, parameters, label set, encoder, layer, dims) - never
 pickle - and :func:`load_probe` rebuilds it to evaluate other files without retraining.
 """
@@ -14,23 +14,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
-from synrob.perturb.atomic import atomic_path, write_text_atomic
 from synrob.perturb.errors import ResourceError, SynrobError
+from synrob.perturb.io.atomic import atomic_path, write_text_atomic
 from synrob.perturb.params import Param, describe_params, parse_params
 
-from ..normalize import NORMALIZE, NORMALIZE_HELP
-from ..train_precision import PRECISION_HELP, PRECISIONS
+from ..runtime.precision import PRECISION_HELP, PRECISIONS
+from .normalize import NORMALIZE, NORMALIZE_HELP
 
 if TYPE_CHECKING:
     import torch
 
-    from ..tasks.base import Task
-    from ..training import Batch
+    from .inputs import Batch
 
-__all__ = ["Probe", "TRAIN_PARAMS", "SavedProbe", "save_probe", "load_probe"]
+__all__ = ["Probe", "TRAIN_PARAMS", "SavedProbe", "SavedTask", "save_probe", "load_probe"]
 
 #: Parameters of the training regimen, accepted by every probe (``-p lr=0.002``).
 TRAIN_PARAMS: tuple[Param, ...] = (
@@ -58,15 +57,15 @@ class Probe(ABC):
     #: defaults of the training parameters that differ for this probe
     train_defaults: ClassVar[dict[str, Any]] = {}
     #: task kinds for which :meth:`fused_loss` trains several layers at once
-    #: (:func:`synrob.probe.training.fit_layers`)
+    #: (:func:`synrob.probe.training.loop.fit_layers`)
     fused_kinds: ClassVar[frozenset[str]] = frozenset()
     #: the first use of the word vectors in a training step is a matrix product, which bf16
     #: autocast runs on bf16 copies of its inputs: with ``train_precision=bfloat16`` the batches
     #: can index a bf16 table (made once: half the memory, no cast per step), the steps bit for
-    #: bit the same (:func:`synrob.probe.train_precision.table_dtype`)
+    #: bit the same (:func:`synrob.probe.training.precision.table_dtype`)
     bf16_table: ClassVar[bool] = False
     #: training its layers together on the CPU is faster than one after the other (with two
-    #: threads or more: :func:`synrob.probe.probing.fusion_pays`): its steps are products
+    #: threads or more: :func:`synrob.probe.training.probing.fusion_pays`): its steps are products
     cpu_fusion_pays: ClassVar[bool] = True
 
     def __init__(self, **params: Any) -> None:
@@ -108,24 +107,41 @@ class Probe(ABC):
                 "paper": cls.paper, "params": describe_params(cls.params)}
 
 
+class SavedTask(Protocol):
+    """What saving and loading a probe reads of its task
+    (:class:`synrob.probe.tasks.base.Task` is one): its registered name, its parameters and the
+    state it learned on the training data (label sets)."""
+
+    name: ClassVar[str]
+    options: dict[str, Any]
+    kind: ClassVar[str]
+
+    @property
+    def n_classes(self) -> int: ...
+
+    def state(self) -> dict[str, Any]: ...
+
+    def load_state(self, state: dict[str, Any]) -> None: ...
+
+
 @dataclass
 class SavedProbe:
     """A loaded probe: the component, its trained module, its task and the stored metadata."""
 
     probe: Probe
     module: torch.nn.Module
-    task: Task
+    task: SavedTask
     meta: dict[str, Any]
 
 
-def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, task: Task,
+def save_probe(directory: str | Path, probe: Probe, module: torch.nn.Module, task: SavedTask,
                meta: dict[str, Any]) -> Path:
     """Write ``probe.safetensors`` and ``probe.json`` into ``directory``; returns it."""
     from safetensors.torch import save_file
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    from ..normalize import of
+    from .normalize import of
 
     tensors = {k: v.detach().to("cpu").contiguous() for k, v in module.state_dict().items()}
     norm = of(module)
@@ -173,7 +189,7 @@ def load_probe(directory: str | Path, device: str = "cpu") -> SavedProbe:
         raise ResourceError(f"{weights}: weights do not match {cfg_path} ({first})") from None
     module.to(device).eval()
     if "word_norm" in cfg:
-        from ..normalize import WordNorm, attach
+        from .normalize import WordNorm, attach
 
         attach(module, WordNorm.from_dict(cfg["word_norm"]))
     return SavedProbe(probe, module, task, cfg)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from synrob.perturb.params import Param
 
-from ..train_precision import fp32_region
+from ..runtime.precision import fp32_region
 from .base import TRAIN_PARAMS, Probe
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     import torch
 
-    from ..training import Batch
+    from .inputs import Batch
 
 __all__ = ["ClassifierProbe", "LinearProbe", "MLPProbe", "FC3Probe"]
 

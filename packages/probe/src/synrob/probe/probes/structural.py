@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from synrob.perturb.params import Param
 
-from ..train_precision import fp32_region
+from ..runtime.precision import fp32_region
 from .base import TRAIN_PARAMS, Probe
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     import torch
 
-    from ..training import Batch
+    from .inputs import Batch
 
 __all__ = ["StructuralProbe", "PerceptronProbe", "pairwise_sq_distances"]
 
@@ -88,7 +88,7 @@ class StructuralProbe(Probe):
 
     def loss(self, module: torch.nn.Module, x: torch.Tensor, batch: Batch) -> torch.Tensor:
         assert batch.mask is not None and batch.y is not None
-        t = module(x)  # bf16 under a bf16 training step (synrob.probe.train_precision)
+        t = module(x)  # bf16 under a bf16 training step (synrob.probe.training.precision)
         with fp32_region(t.device):  # distances and norms in fp32 (no Gram cancellation)
             return _l1_loss(module.kind, t.float(), batch)
 
@@ -136,7 +136,7 @@ def _tree_weights(dn: np.ndarray, gold: np.ndarray, lens: list[int], margin: flo
     """The cost-augmented weights (b, L, L) float64 whose trees the hinge loss scores: each
     sentence's predicted distances ``dn`` (b, L, L) less ``margin`` on its non-gold pairs
     (``gold`` (b, L, L) bool), shifted by the block's own minimum to start at 1, as
-    :func:`~synrob.probe.metrics.mst_pairs` wants; 0 outside the blocks."""
+    :func:`~synrob.probe.metrics.trees.mst_pairs` wants; 0 outside the blocks."""
     aug = dn.astype(np.float64) - margin * (~gold)
     real = np.arange(dn.shape[1])[None, :] < np.asarray(lens)[:, None]
     block = real[:, :, None] & real[:, None, :]
@@ -149,19 +149,19 @@ def _batch_trees(d: torch.Tensor, gold: torch.Tensor, lens: list[int], margin: f
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The cost-augmented trees of the batch's predicted distances ``d`` (b, L, L) as
     ``(sentence, row, col)`` long tensors on ``d``'s device. On the CPU numpy computes them
-    (:func:`_tree_weights`, :func:`~synrob.probe.metrics.mst_pairs_batch`); elsewhere torch
-    does, on the device, without a copy to the host (:mod:`synrob.probe.mst_torch`: the same
+    (:func:`_tree_weights`, :func:`~synrob.probe.metrics.trees.mst_pairs_batch`); elsewhere torch
+    does, on the device, without a copy to the host (:mod:`synrob.probe.metrics.mst_torch`: the same
     edges in the same order), unless a block holds a non-finite distance."""
     import torch
 
     if d.device.type != "cpu":
-        from ..mst_torch import mst_pairs_batch_torch, tree_weights_torch
+        from ..metrics.mst_torch import mst_pairs_batch_torch, tree_weights_torch
 
         lengths = torch.as_tensor(lens, dtype=torch.long, device=d.device)
         trees = mst_pairs_batch_torch(tree_weights_torch(d, gold, lengths, margin), lengths)
         if trees is not None:
             return trees
-    from ..metrics import mst_pairs_batch
+    from ..metrics.trees import mst_pairs_batch
 
     weights = _tree_weights(d.cpu().numpy(), gold.cpu().numpy(), lens, margin)
     return tuple(torch.as_tensor(v, dtype=torch.long, device=d.device)  # type: ignore[return-value]
@@ -206,8 +206,8 @@ class PerceptronProbe(StructuralProbe):
         """Mean over sentences of ``relu(gold tree score - cost-augmented MST score) / n``,
         with one gather and one sum per sentence for the whole batch (:func:`_tree_scores`;
         x: (b, L, dim)), and the batch's trees from
-        :func:`~synrob.probe.metrics.mst_pairs_batch` (each sentence's
-        :func:`~synrob.probe.metrics.mst_pairs` tree, its edges in the same row-major order).
+        :func:`~synrob.probe.metrics.trees.mst_pairs_batch` (each sentence's
+        :func:`~synrob.probe.metrics.trees.mst_pairs` tree, its edges in the same row-major order).
         Loss and gradient are a per-sentence loop's up to float summation order
         (tests/probe/test_perceptron_loss.py); trained on EWT (MiniLM L3, default
         training) the weights were byte-identical to the loop's, 2.6x faster, and again

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from synrob.perturb.errors import ParameterError
 
-from ..clock import TRAINING, timed
-from ..threads import torch_threads
+from ..runtime.clock import TRAINING, timed
+from ..runtime.threads import torch_threads
 
 __all__ = ["CLASSIFIERS", "ClassifierResult", "TrainConfig", "fit_select", "grid", "encode_labels",
            "accuracy"]

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synrob.perturb.atomic import write_text_atomic
 from synrob.perturb.errors import LayerError, ParameterError
+from synrob.perturb.io.atomic import write_text_atomic
 
-from ..carrier import carrier_blocks
+from ..runtime.carrier import carrier_blocks
 
 __all__ = ["task_corpus", "conllu_text", "encoder_layers", "encode_task", "sentence_vectors",
            "parse_layer_spec"]
@@ -28,7 +28,7 @@ __all__ = ["task_corpus", "conllu_text", "encoder_layers", "encode_task", "sente
 
 def conllu_text(sentences: Sequence[str]) -> str:
     """Minimal CoNLL-U for space-tokenised sentences (chain trees, ``_`` elsewhere): the carrier
-    CoNLL-U of :mod:`synrob.probe.carrier`, sentence ids 1, 2, ... An empty sentence is a
+    CoNLL-U of :mod:`synrob.probe.runtime.carrier`, sentence ids 1, 2, ... An empty sentence is a
     ParameterError."""
     return "".join(carrier_blocks(_numbered_words(sentences), tree="chain", upos="_"))
 
@@ -114,11 +114,11 @@ def encoder_layers(encoder: str) -> int:
 
 def encode_task(encoder: Any, corpus: str | os.PathLike[str], layers: Sequence[int], *,
                 device: str = "auto", progress: Any = None) -> Any:
-    """The cached :class:`~synrob.probe.representations.RepresentationSet` of a task corpus
+    """The cached :class:`~synrob.probe.representations.encoding.RepresentationSet` of a task corpus
     (encoded now when absent; ``layers`` must be the same list every time to hit the cache).
     ``encoder`` is a spec or an :class:`~synrob.probe.encoders.base.Encoder` instance (reuse one
     instance over many corpora so its weights load once)."""
-    from ..representations import encode_corpus
+    from ..representations.encoding import encode_corpus
 
     return encode_corpus(encoder, corpus, layers=list(layers), device=device, progress=progress)
 

@@ -14,10 +14,10 @@ from collections import Counter
 
 import numpy as np
 from synrob.perturb.errors import SynrobError
-from synrob.perturb.feats import parse_feats
+from synrob.perturb.io.feats import parse_feats
 from synrob.perturb.params import Param
 
-from .. import metrics
+from ..metrics import trees as metrics
 from .base import EXCLUDED, GoldCorpus, Task
 
 

@@ -6,14 +6,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import metrics
+from ..metrics import trees as metrics
 from .base import GoldCorpus, Task
 
 HM_PAPER = "Hewitt & Manning 2019, A Structural Probe for Finding Syntax in Word Representations"
 
 
 def distance_scores(gold: GoldCorpus, predictions: list[np.ndarray]) -> metrics.DistanceScores:
-    """Per-sentence counts of the distance metrics (:class:`~synrob.probe.metrics.DistanceScores`)
+    """Per-sentence counts of the distance metrics (:class:`~synrob.probe.metrics.trees.DistanceScores`)
     of ``predictions`` (one (n, n) matrix per sentence), with the gold trees kept by ``gold``."""
     n = len(gold)
     return metrics.distance_scores(
@@ -42,7 +42,7 @@ class DistanceTask(Task):
 
     def evaluate(self, gold: GoldCorpus, predictions: list[np.ndarray]) -> dict[str, float]:
         """UUAS without and with punctuation, DSpr and SDR (the values of
-        :func:`~synrob.probe.metrics.uuas`, ``dspr`` and ``sdr``), and the sentence count."""
+        :func:`~synrob.probe.metrics.trees.uuas`, ``dspr`` and ``sdr``), and the sentence count."""
         return distance_metrics(gold, distance_scores(gold, predictions))
 
 

@@ -3,7 +3,7 @@
 Per layer ``L`` of a causal LM (default SmolLM2-135M on UD English EWT; ``-p treebank=`` for any
 UD language whose verbs agree in Number), one run:
 
-1. **amnesic probing** (:func:`synrob.probe.erasure.amnesic.run_amnesic`; Elazar et al. 2021):
+1. **amnesic probing** (:func:`synrob.probe.causal.erasure.amnesic.run_amnesic`; Elazar et al. 2021):
    LEACE (Belrose et al. 2023) is fitted on layer ``L``'s training word vectors and the labels
    of ``task`` (default ``feats`` with ``feature=Number``); a linear probe is fitted to
    convergence on the vectors as they are, LEACE-erased, erased along a random subspace of the
@@ -11,13 +11,13 @@ UD language whose verbs agree in Number), one run:
    and LEACE's mean displacement (the displacement-matched control), and scored on the test
    words beside the majority rate (the training majority label's test accuracy); the same for
    the ``also`` tasks (what else the erasure took away);
-2. **erasure inside the model** (:mod:`synrob.probe.erasure.inside`): the test set's agreement
+2. **erasure inside the model** (:mod:`synrob.probe.causal.erasure.inside`): the test set's agreement
    minimal pairs (``synrob perturb --kind agreement``, built in ``prepare``) are scored by the LM
    clean, with LEACE applied to layer ``L``'s hidden states of every token but the start token,
    and with each random control: agreement accuracy (the LM prefers the grammatical original)
    and the damage, the increase of the per-token negative log-likelihood of the original
    sentences (nats; positive = worse);
-3. **counterfactual intervention** (:mod:`synrob.probe.erasure.counterfactual`; AlterRep,
+3. **counterfactual intervention** (:mod:`synrob.probe.causal.erasure.counterfactual`; AlterRep,
    Ravfogel et al. 2021): the subject's token states at layer ``L`` are moved to the other
    Number's class mean along the LEACE subspace, against a random direction of the same size;
    the flip rate is the share of the pairs the clean LM gets right whose twin it then prefers.
@@ -40,7 +40,7 @@ from synrob.perturb.params import Param
 from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 
 if TYPE_CHECKING:
-    from ...figures import Figure
+    from ...render.figures import Figure
 
 __all__ = ["AmnesicExperiment"]
 
@@ -109,7 +109,7 @@ class AmnesicExperiment(Experiment):
     # ------------------------------------------------------------------ data
     def _first(self, split: str, ctx: Context) -> str:
         """The ``split`` file, or its first ``{split}_sentences`` sentences under ``data/``."""
-        from synrob.perturb.atomic import atomic_open
+        from synrob.perturb.io.atomic import atomic_open
         from synrob.perturb.pipeline import read_blocks
 
         from ..data import content_hash, resolve_one
@@ -148,7 +148,7 @@ class AmnesicExperiment(Experiment):
     def prepare(self, ctx: Context) -> None:
         """Build the agreement pairs (an error when the test file gives none) and encode the
         three files at the chosen layers."""
-        from synrob.probe.representations import LoadedEncoders, encode_corpus
+        from synrob.probe.representations.encoding import LoadedEncoders, encode_corpus
 
         from .runs import count_pairs
 

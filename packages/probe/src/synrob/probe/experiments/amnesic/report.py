@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
+from ...render.figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
 from ..base import Row
 from ..report import (
     error_bars,

@@ -8,7 +8,7 @@ intervention), ``ci_low``/``ci_high`` the 95 % interval; a difference row (``con
 ``drop_leace`` or ``erased-clean``) also has ``p_value``.
 
 ``random`` is the random control matched in rank, ``random_matched`` the one matched in rank
-and in mean displacement on the training vectors (:func:`synrob.probe.erasure.fit.
+and in mean displacement on the training vectors (:func:`synrob.probe.causal.erasure.fit.
 matched_control`). The probe section's ``majority`` row is the test accuracy of the training
 majority label (``majority_label``); its ``displacement`` rows are each eraser's mean
 displacement ``||x - E(x)||`` on the labelled training (``split`` train) and test words. The
@@ -17,10 +17,10 @@ log-likelihood (nats): its ``erased-clean`` contrast is the NLL increase, positi
 erasure made the LM worse.
 
 The ``clean`` conditions do not depend on the layer: :func:`clean_scores` computes them in the
-first layer run of a preset and keeps them by their content (:mod:`synrob.probe.score_cache`),
+first layer run of a preset and keeps them by their content (:mod:`synrob.probe.causal.score_cache`),
 so the other layer runs (in this process or another, now or when resumed) score only the
 erased, random and counterfactual conditions. The LM itself loads once per process
-(:func:`synrob.perturb.lm.load_lm`).
+(:func:`synrob.perturb.lm.loaded.load_lm`).
 """
 
 from __future__ import annotations
@@ -63,16 +63,16 @@ def _tasks(key: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
 
 def _meta(key: Mapping[str, Any], task: Any, seed: int, lang: str) -> dict[str, Any]:
     """The eraser's provenance, as ``synrob erase`` writes it."""
-    from synrob.probe import __version__
-    from synrob.probe.cache import corpus_hash
     from synrob.probe.encoders.resolve import resolve_encoder
+    from synrob.probe.representations.cache import corpus_hash
+    from synrob.probe.runtime.provenance import probe_version
 
     return {"encoder": key["model"], "encoder_params": {},
             "encoder_identity": resolve_encoder(key["model"], {}).identity(),
             "layer": key["layer"], "task": task.name, "task_params": dict(task.options),
             "control": False, "seed": seed, "train": key["train"],
             "train_sha256": corpus_hash(key["train"]), "lang": lang,
-            "synrob_version": __version__}
+            "synrob_version": probe_version()}
 
 
 def _row(base: Mapping[str, Any], section: str, metric: str, value: float, *,
@@ -105,8 +105,8 @@ def amnesic_rows(key: Mapping[str, Any], base: Mapping[str, Any], *, seed: int, 
     """Probe accuracy before / after LEACE / after each random erasure for the erased task
     and the ``also`` tasks, the majority rate, the paired differences and the erasers' mean
     displacements; and the run (its erasers)."""
-    from synrob.probe.erasure.amnesic import run_amnesic
-    from synrob.probe.probing import encoder_features
+    from synrob.probe.causal.erasure.amnesic import run_amnesic
+    from synrob.probe.training.probing import encoder_features
 
     task, also, probe = _tasks(key)
     features = encoder_features(key["model"], device=device, layers=key["encoded_layers"])
@@ -135,8 +135,8 @@ def amnesic_rows(key: Mapping[str, Any], base: Mapping[str, Any], *, seed: int, 
 
 
 def _lm(key: Mapping[str, Any], run: Any, device: str) -> tuple[Any, int]:
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.erasure.inside import check_lm_eraser
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.probe.causal.erasure.inside import check_lm_eraser
 
     lm = load_lm(key["model"], device=device)
     layer = check_lm_eraser(run.eraser, f"layer {key['layer']}", lm_spec=key["model"], lm=lm,
@@ -146,8 +146,8 @@ def _lm(key: Mapping[str, Any], run: Any, device: str) -> tuple[Any, int]:
 
 def behaviour_pairs(key: Mapping[str, Any]) -> list[Any]:
     """The agreement pairs scored inside the model: the first ``pair_limit`` pairs of the pairs
-    file whose texts differ (:class:`~synrob.probe.behaviour.SentencePair`)."""
-    from synrob.probe.behaviour import pair_sentences, split_unchanged
+    file whose texts differ (:class:`~synrob.probe.causal.behaviour.SentencePair`)."""
+    from synrob.probe.causal.behaviour import pair_sentences, split_unchanged
 
     pairs, _ = pair_sentences(key["test"], key["pairs"])
     limit = int(key["pair_limit"]) or None
@@ -158,16 +158,16 @@ def behaviour_pairs(key: Mapping[str, Any]) -> list[Any]:
 
 
 def flip_pairs(key: Mapping[str, Any]) -> tuple[list[Any], int]:
-    """The counterfactual's pairs (:class:`~synrob.probe.erasure.counterfactual.AgreementPair`,
+    """The counterfactual's pairs (:class:`~synrob.probe.causal.erasure.counterfactual.AgreementPair`,
     subject before the target) among the first ``pair_limit``, and how many were set aside."""
-    from synrob.probe.erasure.counterfactual import agreement_pairs, subject_first
+    from synrob.probe.causal.erasure.counterfactual import agreement_pairs, subject_first
 
     pairs, _ = agreement_pairs(key["test"], key["pairs"])
     limit = int(key["pair_limit"]) or None
     return subject_first(pairs[:limit])
 
 
-#: Padded tokens of one LM pass (:func:`synrob.perturb.scoring.causal_sequence_logprobs`):
+#: Padded tokens of one LM pass (:func:`synrob.perturb.lm.scoring.causal_sequence_logprobs`):
 #: part of the clean scores' cache key, as the rows of a pass (``batch_size``) are.
 MAX_TOKENS = 4096
 
@@ -175,7 +175,7 @@ MAX_TOKENS = 4096
 @dataclass(frozen=True)
 class CleanScores:
     """The LM's scores of a preset's pairs as they are, the same for every layer:
-    :func:`behaviour_pairs`' (:class:`~synrob.probe.behaviour.PairScore`) and
+    :func:`behaviour_pairs`' (:class:`~synrob.probe.causal.behaviour.PairScore`) and
     :func:`flip_pairs`' ``(original, twin)`` log-probabilities."""
 
     behaviour: list[Any]
@@ -183,8 +183,8 @@ class CleanScores:
 
 
 def _clean_behaviour(key: Mapping[str, Any], lm: Any) -> list[Any]:
-    from synrob.probe.behaviour import PairScore, score_pairs
-    from synrob.probe.score_cache import cached_scores
+    from synrob.probe.causal.behaviour import PairScore, score_pairs
+    from synrob.probe.causal.score_cache import cached_scores
 
     kept, batch = behaviour_pairs(key), int(key["batch_size"])
 
@@ -199,8 +199,8 @@ def _clean_behaviour(key: Mapping[str, Any], lm: Any) -> list[Any]:
 
 
 def _clean_flips(key: Mapping[str, Any], lm: Any) -> list[tuple[float, float]]:
-    from synrob.probe.erasure.counterfactual import clean_logprobs, pair_sequences
-    from synrob.probe.score_cache import cached_scores
+    from synrob.probe.causal.erasure.counterfactual import clean_logprobs, pair_sequences
+    from synrob.probe.causal.score_cache import cached_scores
 
     kept, _ = flip_pairs(key)
     if not kept:
@@ -218,7 +218,7 @@ def _clean_flips(key: Mapping[str, Any], lm: Any) -> list[tuple[float, float]]:
 
 def clean_scores(key: Mapping[str, Any], lm: Any) -> CleanScores:
     """The pairs' clean scores (:class:`CleanScores`): computed by the first layer run of a
-    preset and kept by their content (:func:`synrob.probe.score_cache.cached_scores`), so every
+    preset and kept by their content (:func:`synrob.probe.causal.score_cache.cached_scores`), so every
     other layer run, a resumed run and runs in other processes read them."""
     return CleanScores(_clean_behaviour(key, lm), _clean_flips(key, lm))
 
@@ -228,8 +228,8 @@ def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run
     """Agreement accuracy on the minimal pairs and damage (per-token negative log-likelihood of
     the originals), clean / LEACE inside the model / each random control, with paired
     changes. ``clean``: the pairs' :func:`clean_scores` (read or computed here when None)."""
-    from synrob.probe.behaviour import score_pairs
-    from synrob.probe.erasure.inside import erasing, erasure_summary
+    from synrob.probe.causal.behaviour import score_pairs
+    from synrob.probe.causal.erasure.inside import erasing, erasure_summary
 
     kept = behaviour_pairs(key)
     scores = {"clean": (clean or clean_scores(key, lm)).behaviour}
@@ -263,7 +263,7 @@ def counterfactual_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any
     """Flip rate and log-odds shift of the counterfactual intervention on the subject against
     a random direction of the same size, with the paired lead. ``clean``: the pairs'
     :func:`clean_scores` (read or computed here when None)."""
-    from synrob.probe.erasure.counterfactual import counterfactual_scores, flip_summary
+    from synrob.probe.causal.erasure.counterfactual import counterfactual_scores, flip_summary
 
     kept, after = flip_pairs(key)
     if not kept:
@@ -295,7 +295,7 @@ def counterfactual_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any
 
 def layer_rows(key: Mapping[str, Any], *, seed: int, device: str, lang: str) -> list[Row]:
     """Every row of one layer (see the module docstring)."""
-    from synrob.perturb.device import resolve_device
+    from synrob.perturb.lm.device import resolve_device
 
     device = resolve_device(device)
     base = {"model": key["model"], "layer": int(key["layer"])}

@@ -17,7 +17,7 @@ Grid (one :class:`RunSpec` per cell):
 * ``baselines`` runs: one per probe's task (path and majority on clean dev, clean test and
   every draw);
 * ``behaviour`` runs, with ``behaviour_lm``: one per draw, the LM's preference for each clean
-  test sentence over its Jabberwocky version (BLiMP style, :mod:`synrob.probe.behaviour`).
+  test sentence over its Jabberwocky version (BLiMP style, :mod:`synrob.probe.causal.behaviour`).
 
 Every test score carries a 95 % bootstrap interval over the test sentences (``bootstrap``
 resamples, drawn the same way in every run, so drops and leads are paired: :mod:`..intervals`).
@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from synrob.perturb.errors import ParameterError
 from synrob.perturb.params import Param
 
-from ...train_precision import PRECISION_HELP, PRECISIONS
+from ...runtime.precision import PRECISION_HELP, PRECISIONS
 from ..base import FUSE_LAYERS, TREEBANK_SPLITS, Context, Experiment, Row, RunSpec, layer_runs
 
 if TYPE_CHECKING:
-    from ...figures import Figure
+    from ...render.figures import Figure
 
 __all__ = ["JabberwockyExperiment", "PROBE_TASKS", "BASELINE_NAMES"]
 
@@ -197,7 +197,7 @@ class JabberwockyExperiment(Experiment):
     # ------------------------------------------------------------------ protocol
     def prepare(self, ctx: Context) -> None:
         """Build the Jabberwocky files of every draw, then encode every file with every encoder."""
-        from synrob.probe.representations import LoadedEncoders
+        from synrob.probe.representations.encoding import LoadedEncoders
 
         self._check()
         for enc in self._encoders():  # a precision this device lacks fails before any work
@@ -267,8 +267,8 @@ class JabberwockyExperiment(Experiment):
 
     def _precision(self, encoder: str, probe: str, ctx: Context) -> str:
         """The training precision of ``probe`` on ``encoder``'s vectors on this device."""
-        from synrob.perturb.device import resolve_device
-        from synrob.probe.train_precision import resolve_train_precision
+        from synrob.perturb.lm.device import resolve_device
+        from synrob.probe.training.precision import resolve_train_precision
 
         return resolve_train_precision(self.options["train_precision"], resolve_device(ctx.device),
                                        encoder, probe)
@@ -337,7 +337,7 @@ def _perturber_info(params: dict[str, Any], lang: str) -> dict[str, Any]:
 def _features(encoder: str, params: dict[str, Any], device: str, layers: list[int]) -> Any:
     """A cached :func:`encoder_features` source of ``layers``: :meth:`prepare` encodes the
     sweep's layers (only the blocks they need), a run reads its layers from those entries."""
-    from synrob.probe.probing import encoder_features
+    from synrob.probe.training.probing import encoder_features
 
     ident = repr((encoder, sorted(params.items()), device, sorted(layers)))
     if ident not in _SOURCES:
@@ -363,7 +363,7 @@ def _common_fields(key: dict[str, Any]) -> dict[str, Any]:
 def _execute_baselines(key: dict[str, Any], seed: int) -> list[Row]:
     from synrob.perturb.plugins import get_registry
     from synrob.probe.tasks.base import load_gold
-    from synrob.probe.tree_baselines import baseline_predictions
+    from synrob.probe.tasks.baselines import baseline_predictions
 
     task = get_registry().get("task", key["task"])()
     train = load_gold(key["train"], limit=key["train_sentences"] or None)
@@ -388,7 +388,7 @@ def _scored_rows(fields: dict[str, Any], task: Any, gold: Any, preds: Any, key: 
                  seed: int) -> list[Row]:
     """One row per metric of ``task`` on ``gold``; test rows get their bootstrap interval
     (:mod:`..intervals`), from per-sentence scores computed once with the metrics."""
-    from synrob.probe.stats import score
+    from synrob.probe.tasks.scores import score
 
     from ..intervals import annotate
 
@@ -408,8 +408,8 @@ def _execute_behaviour(key: dict[str, Any], ctx: Context) -> list[Row]:
     changed sentences, with a bootstrap interval over the test sentences (:mod:`..intervals`).
     """
     import numpy as np
-    from synrob.perturb.lm import load_lm
-    from synrob.probe.behaviour import pair_sentences, score_pairs
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.probe.causal.behaviour import pair_sentences, score_pairs
 
     from ..intervals import annotate_mean
 
@@ -447,8 +447,8 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
     set around every run by :func:`..backends.execute_run`): all of them with one worker, one
     each with ``--workers`` as many as the cores."""
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.probing import train_layers
     from synrob.probe.tasks.base import load_gold
+    from synrob.probe.training.probing import train_layers
 
     reg = get_registry()
     task = reg.get("task", key["task"])()
@@ -475,9 +475,9 @@ def _train_and_score(key: dict[str, Any], ctx: Context) -> list[Row]:
 def _layer_rows(key: dict[str, Any], ctx: Context, task: Any, probe: Any, module: Any,
                 log: Any, layer: int, role: str, dev: tuple[Any, Any], source: Any) -> list[Row]:
     """One trained layer's rows: its dev and test scores with the run's fields."""
-    from synrob.probe import normalize
-    from synrob.probe.probing import predict_probe
+    from synrob.probe.probes import normalize
     from synrob.probe.tasks.base import load_gold
+    from synrob.probe.training.probing import predict_probe
 
     version, ident = _identity(key["encoder"], key["encoder_params"])
     model = ident["options"].get("model", ident["options"].get("path", key["encoder"]))

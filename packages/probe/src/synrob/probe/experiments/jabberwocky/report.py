@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...figures import Figure, new_figure, save_png
+from ...render.figures import Figure, new_figure, save_png
 from ..base import Row
 from ..report import (
     error_bars,

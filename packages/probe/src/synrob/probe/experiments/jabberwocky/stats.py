@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from synrob.perturb.errors import SynrobError
 
-from ...stats import percentile_interval
+from ...metrics.bootstrap import percentile_interval
 from ..base import Row
 from ..intervals import boots, delta, interval, p_above_zero, public
 from ..stats import finite_mean

@@ -23,8 +23,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from synrob.perturb.atomic import atomic_open
-from synrob.probe.carrier import carrier_blocks
+from synrob.perturb.io.atomic import atomic_open
+from synrob.probe.runtime.carrier import carrier_blocks
 
 __all__ = ["PerturbedSet", "SetFiles", "grid", "build_set", "clean_file", "carrier_conllu"]
 
@@ -136,7 +136,7 @@ def carrier_conllu(jsonl: Path, dest: Path) -> Path:
 
     Every token gets UPOS ``X`` and a flat tree (token 1 the root, the others attached to it), so
     the file is valid and the encoders can read it; only its words mean anything. An empty text
-    becomes the one token ``_``. Written by :func:`synrob.probe.carrier.carrier_blocks`.
+    becomes the one token ``_``. Written by :func:`synrob.probe.runtime.carrier.carrier_blocks`.
     """
     out = dest / f"{jsonl.stem}.carrier.conllu"
     if out.exists():

@@ -35,12 +35,12 @@ import numpy as np
 from synrob.perturb.errors import ParameterError, SynrobError
 from synrob.perturb.params import Param
 
-from ...threads import torch_threads
+from ...runtime.threads import torch_threads
 from ..base import TREEBANK_SPLITS, Context, Experiment, Row, RunSpec
 from .data import PerturbedSet, SetFiles, build_set, grid
 
 if TYPE_CHECKING:
-    from ...figures import Figure
+    from ...render.figures import Figure
 
 __all__ = ["LocalStructure", "parse_models", "probe_rows", "structure_rows", "lm_rows"]
 
@@ -143,7 +143,7 @@ class LocalStructure(Experiment):
             self._prepare(ctx)
 
     def _prepare(self, ctx: Context) -> None:
-        from synrob.probe.representations import LoadedEncoders, encode_corpus
+        from synrob.probe.representations.encoding import LoadedEncoders, encode_corpus
 
         from ..data import resolve_one
 
@@ -237,8 +237,8 @@ def set_fields(sk: dict[str, Any]) -> dict[str, Any]:
 
 def _features(encoder: str, path: str, layers: Any, layer: int, device: str) -> Any:
     """Features of ``layer`` of ``path`` from the cache (filled by ``prepare``)."""
-    from synrob.probe.representations import encode_corpus
-    from synrob.probe.training import Features
+    from synrob.probe.probes.inputs import Features
+    from synrob.probe.representations.encoding import encode_corpus
 
     rep = encode_corpus(encoder, path, layers=layers, device=device)
     matrix, offsets = rep.layer_matrix(layer)
@@ -251,13 +251,14 @@ def probe_rows(key: dict[str, Any], seed: int, device: str) -> list[dict[str, An
     Sentence-level tasks are scored on every set against the tree of the original sentence;
     word-level tasks only on sets whose CoNLL-U holds the gold words (``word_gold``).
     """
-    from synrob.perturb.device import resolve_device
+    from synrob.perturb.lm.device import resolve_device
     from synrob.perturb.plugins import get_registry
-    from synrob.probe.normalize import inputs_for
-    from synrob.probe.probing import evaluate_probe, predict_probe, train_probe
-    from synrob.probe.stats import score
+    from synrob.probe.probes.normalize import inputs_for
     from synrob.probe.tasks.base import load_gold
-    from synrob.probe.training import make_batches, predict
+    from synrob.probe.tasks.scores import score
+    from synrob.probe.training.batches import make_batches
+    from synrob.probe.training.loop import predict
+    from synrob.probe.training.probing import evaluate_probe, predict_probe, train_probe
 
     from ..intervals import annotate
 
@@ -329,7 +330,7 @@ def structure_rows(key: dict[str, Any]) -> list[dict[str, Any]]:
 
 def lm_rows(key: dict[str, Any], device: str) -> list[dict[str, Any]]:
     """Per-token log-likelihood (nats) of the first ``lm_limit`` perturbed texts of a set."""
-    from synrob.perturb.lm import resolve_device
+    from synrob.perturb.lm.loaded import resolve_device
 
     from .data import read_texts
     from .lm import score_texts

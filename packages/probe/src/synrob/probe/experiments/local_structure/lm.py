@@ -1,6 +1,6 @@
 """Per-token log-likelihood of texts under a causal LM (``local-structure``'s LM performance).
 
-The scoring itself is :func:`synrob.perturb.scoring.causal_logprobs`: each text is tokenised
+The scoring itself is :func:`synrob.perturb.lm.scoring.causal_logprobs`: each text is tokenised
 without special tokens and prefixed with the model's BOS token (EOS when it has none, as
 :mod:`synrob.perturb.perturbers.coco` does), so every token of the text is predicted.
 Per-token averages favour texts that split into many short tokens (a character shuffle is
@@ -40,9 +40,9 @@ class LmScores:
 def score_texts(texts: Sequence[str], model: str = "smollm2", *, device: str = "cpu",
                 max_tokens: int = 512) -> LmScores:
     """Log-probability of each text under the causal LM ``model`` (loaded once per process),
-    computed by :func:`synrob.perturb.scoring.causal_logprobs`."""
-    from synrob.perturb.lm import load_lm
-    from synrob.perturb.scoring import causal_logprobs
+    computed by :func:`synrob.perturb.lm.scoring.causal_logprobs`."""
+    from synrob.perturb.lm.loaded import load_lm
+    from synrob.perturb.lm.scoring import causal_logprobs
 
     lm = load_lm(model, device=device, kind="causal")
     logprob, tokens = causal_logprobs(lm, texts, max_tokens=max_tokens)

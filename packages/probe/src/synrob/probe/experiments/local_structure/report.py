@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...figures import Figure, new_figure, save_png
+from ...render.figures import Figure, new_figure, save_png
 from ..report import error_bars, fmt_ci, markdown_table, write_markdown
 from .data import PerturbedSet
 from .stats import METRICS, performances, spearman_intervals, spearman_table, structure

@@ -75,7 +75,7 @@ def spearman_intervals(rows: Sequence[dict[str, Any]], struct: dict[str, dict[st
     import numpy as np
     from scipy.stats import rankdata
 
-    from ...stats import percentile_interval
+    from ...metrics.bootstrap import percentile_interval
 
     boot: dict[str, dict[str, list[float]]] = {}
     for r in rows:

@@ -11,7 +11,7 @@ gold targets stay valid) and
   drop is measured on that one variant, averaged over sentences (``adversary=loss``, the
   default); ``adversary=per-metric`` instead takes each metric's worst variant separately, as
   La Malfa et al.'s released code does, so one row may combine different variants. UUAS and
-  SDR are also computed with their released code's definitions (:mod:`synrob.probe.lamalfa`);
+  SDR are also computed with their released code's definitions (:mod:`synrob.probe.metrics.lamalfa`);
 * **Algorithm 1** - the worst-case (largest) l2 distance and (smallest) cosine similarity
   between the sentence representations of the original and of a variant, averaged over
   sentences. The sentence representation is the mean of the layer's word vectors (the words'
@@ -34,7 +34,7 @@ from ..base import FUSE_LAYERS, TREEBANK_SPLITS, Context, Experiment, Row, RunSp
 from ..stats import finite_mean
 
 if TYPE_CHECKING:
-    from ...figures import Figure
+    from ...render.figures import Figure
 
 __all__ = ["RobustnessExperiment", "parse_limits", "parse_perturber_params"]
 
@@ -160,7 +160,7 @@ class RobustnessExperiment(Experiment):
 
     def unsupported(self, lang: str) -> list[str]:
         """The perturbations that do not support ``lang`` (coPOS outside English): skipped."""
-        from synrob.perturb.language import supports
+        from synrob.perturb.io.language import supports
         from synrob.perturb.plugins import get_registry
 
         reg = get_registry()
@@ -213,7 +213,7 @@ class RobustnessExperiment(Experiment):
     # ------------------------------------------------------------------ protocol
     def prepare(self, ctx: Context) -> None:
         """Build the perturbed test sets (k variants per sentence) and encode every file."""
-        from synrob.probe.representations import LoadedEncoders, encode_corpus
+        from synrob.probe.representations.encoding import LoadedEncoders, encode_corpus
 
         from ..data import resolve_one
 
@@ -288,7 +288,7 @@ class RobustnessExperiment(Experiment):
 def run_cell(key: dict[str, Any], data_dir: Path, device: str = "auto",
              boot_seed: int = 0) -> list[Row]:
     """Train the probe of ``key`` on clean train, on each of its ``layers`` (together when
-    there are several: :func:`synrob.probe.probing.train_layers`), and score every perturbed
+    there are several: :func:`synrob.probe.training.probing.train_layers`), and score every perturbed
     condition (whose files are in ``data_dir``) with each. Drops and shifts get bootstrap
     intervals over the sentences (``key["bootstrap"]`` resamples drawn from ``boot_seed``, the
     experiment's seed, so that the runs of every training seed resample the same sentences:
@@ -312,10 +312,10 @@ class _Trainer:
     stopping on dev: the task fitted, each layer's (module, log)."""
 
     def __init__(self, key: dict[str, Any], device: str) -> None:
-        from synrob.perturb.device import resolve_device
+        from synrob.perturb.lm.device import resolve_device
         from synrob.perturb.plugins import get_registry
-        from synrob.probe.probing import encoder_features
         from synrob.probe.tasks.base import load_gold
+        from synrob.probe.training.probing import encoder_features
 
         reg = get_registry()
         self.key, self.dev = key, resolve_device(device)
@@ -336,7 +336,7 @@ class _Trainer:
 
     def train(self, layers: list[int]) -> _Trainer:
         """Train every layer's probe; ``self.trained``: layer -> (module, log, dim)."""
-        from synrob.probe.probing import train_layers
+        from synrob.probe.training.probing import train_layers
 
         self.task.fit(self.train_gold)
         self.trained = train_layers(self.task, self.probe, self._features, layers, "train",
@@ -389,8 +389,8 @@ class _Cell:
     # ------------------------------------------------------------------ clean
     def _score_clean(self) -> None:
         """Corpus and per-sentence scores, losses and sentence vectors of the clean test set."""
-        from synrob.probe.probing import evaluate_probe
-        from synrob.probe.representations import encode_corpus
+        from synrob.probe.representations.encoding import encode_corpus
+        from synrob.probe.training.probing import evaluate_probe
 
         from .stats import lamalfa_counts, sentence_losses, sentence_metrics
 
@@ -427,8 +427,8 @@ class _Cell:
     # ------------------------------------------------------------------ one condition
     def condition_rows(self, cond: dict[str, Any]) -> list[Row]:
         """Every row of one (perturbation, budget): probe drops, then representation shifts."""
-        from synrob.probe.probing import predict_probe
         from synrob.probe.tasks.base import load_gold
+        from synrob.probe.training.probing import predict_probe
 
         from .stats import adversarial_choice, sentence_losses
 
@@ -515,7 +515,7 @@ class _Cell:
     def _depth_spearman_rows(self, base: dict[str, Any], preds: Any, n: int,
                              pick: np.ndarray) -> list[Row]:
         """tree-depth: corpus Spearman of clean vs adversarial predictions with the gold depth."""
-        from synrob.probe.metrics import spearman
+        from synrob.probe.metrics.trees import spearman
 
         from .stats import adversarial_choice
 
@@ -531,7 +531,7 @@ class _Cell:
 
     def _representation_rows(self, base: dict[str, Any], path: Path, n: int) -> list[Row]:
         """Algorithm 1 (worst-case l2 / cosine of the sentence vectors) and words changed."""
-        from synrob.probe.representations import encode_corpus
+        from synrob.probe.representations.encoding import encode_corpus
 
         from .stats import worst_case_distance
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
+from ...render.figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
 from ..base import Context, Experiment, Row
 from ..intervals import boots, interval, p_above_zero
 from ..report import error_bars, markdown_table, mean_std, write_markdown

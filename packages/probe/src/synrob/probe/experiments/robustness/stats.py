@@ -4,7 +4,7 @@ La Malfa et al. (2022, "Emergent linguistic structures in neural networks are fr
 robustness per sentence: for each test sentence, ``k`` syntax-preserving perturbations are drawn
 and the *worst* one counts (their Algorithm 1 for representations, Algorithm 2 for a probe's
 metric); the per-sentence worst cases are then averaged over the test set. The functions here
-score one sentence at a time with the same definitions as :mod:`synrob.probe.metrics`' corpus
+score one sentence at a time with the same definitions as :mod:`synrob.probe.metrics.trees`' corpus
 metrics (and La Malfa et al.'s own, :func:`lamalfa_counts`), give each sentence's probe loss
 (:func:`sentence_losses`, which picks the one adversarial variant per sentence) and take the
 worst cases: on that one variant (:func:`adversary_drop`) or per metric
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ... import metrics
-from ...lamalfa import (
+from ...metrics import trees as metrics
+from ...metrics.lamalfa import (
     LAMALFA_MAX_LENGTH,
     lamalfa_gold_matrix,
     lamalfa_pred_matrix,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import torch
 
     from ...probes.base import Probe
-    from ...training import Features
+    from ...probes.inputs import Features
 
 __all__ = ["sentence_metrics", "worst_case_drop", "worst_case_distance", "adversarial_choice",
            "adversary_drop", "sentence_losses", "lamalfa_counts", "TASK_METRICS"]
@@ -163,8 +163,8 @@ def sentence_losses(task: Task, probe: Probe, module: torch.nn.Module, feats: Fe
     """
     import torch
 
-    from ...normalize import inputs_for
-    from ...training import make_batches
+    from ...probes.normalize import inputs_for
+    from ...training.batches import make_batches
 
     feats = inputs_for(module, feats)
     targets = task.targets(gold)
@@ -180,7 +180,7 @@ def sentence_losses(task: Task, probe: Probe, module: torch.nn.Module, feats: Fe
 
 def lamalfa_counts(gold: GoldCorpus, predictions: Sequence[np.ndarray],
                    max_length: int = LAMALFA_MAX_LENGTH) -> dict[str, np.ndarray]:
-    """Per-sentence counts of La Malfa et al.'s UUAS and SDR (:mod:`synrob.probe.lamalfa`).
+    """Per-sentence counts of La Malfa et al.'s UUAS and SDR (:mod:`synrob.probe.metrics.lamalfa`).
 
     Returns ``(n, 2)`` int arrays ``uuas_lamalfa`` (hits, gold edge cells) and ``sdr_lamalfa``
     (equal cells, cells) on their ``(max_length, max_length)`` matrices (padding cells of the

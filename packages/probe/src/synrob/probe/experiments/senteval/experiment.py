@@ -24,7 +24,7 @@ from synrob.perturb.params import Param
 from ..base import Context, Experiment, Row, RunSpec
 
 if TYPE_CHECKING:
-    from ...figures import Figure
+    from ...render.figures import Figure
 
 __all__ = ["SentEvalExperiment"]
 
@@ -319,10 +319,10 @@ class SentEvalExperiment(Experiment):
 
 def _behaviour_rows(key: dict[str, Any], ctx: Context) -> list[Row]:
     """The LM's preference for the original of each modified test sentence of one O/I task
-    (BLiMP style, :mod:`synrob.probe.behaviour`), with a bootstrap interval over the pairs."""
-    from synrob.perturb.lm import load_lm
+    (BLiMP style, :mod:`synrob.probe.causal.behaviour`), with a bootstrap interval over the pairs."""
+    from synrob.perturb.lm.loaded import load_lm
     from synrob.perturb.senteval import read_pairs
-    from synrob.probe.behaviour import SentencePair, score_pairs
+    from synrob.probe.causal.behaviour import SentencePair, score_pairs
 
     from ..intervals import annotate_mean
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
+from ...render.figures import MARKERS, Figure, dodge, layer_ticks, new_figure, save_png
 from ..report import error_bars, fmt_p, markdown_table, write_markdown
 from .stats import accuracies, behaviour, intervals, leads, row_order, task_sizes
 

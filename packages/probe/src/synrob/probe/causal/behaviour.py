@@ -1,0 +1,193 @@
+"""Behavioural scores on minimal pairs: does a language model prefer the original sentence?
+
+BLiMP / SyntaxGym style scoring of the pairs synrob generates (BShift, SOMO, CoordInv,
+Jabberwocky, any perturber): each side of a pair is scored by
+:func:`synrob.perturb.lm.scoring.sentence_logprobs` (causal LMs: summed token log-probability given
+BOS; masked LMs: pseudo-log-likelihood), and the model **prefers the original** when the
+original's total log-probability is strictly higher (a tie is not a preference).
+
+* :func:`pair_sentences` aligns a perturbed CoNLL-U file with its original: by the
+  ``# synrob.source`` comments that ``synrob perturb`` writes (several variants of a sentence
+  make several pairs), else by position (the files must then hold as many sentences).
+* Pairs whose two texts are identical (the perturber left the sentence unchanged, label ``O``)
+  carry no preference: :func:`split_unchanged` sets them aside and the summary counts them.
+* :func:`preference_summary` gives the preference accuracy over the scored pairs with a seeded
+  percentile bootstrap interval that resamples the source sentences, each with all its scored
+  pairs (a cluster bootstrap, :mod:`synrob.probe.metrics.bootstrap`: variants are not independent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..metrics.bootstrap import cluster_indices, percentile_interval, source_clusters
+
+__all__ = ["SentencePair", "PairScore", "pair_sentences", "split_unchanged", "score_pairs",
+           "score_chunked", "check_score_options", "preference_summary"]
+
+
+@dataclass(frozen=True)
+class SentencePair:
+    """An original sentence and one perturbed version of it."""
+
+    source: str  # the original's sent_id (or s{k+1} for an unnamed sentence)
+    sentence: str | None  # the perturbed sentence's sent_id
+    original: str  # texts (the ``# text`` comments)
+    perturbed: str
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """Log-probabilities (nats) and token counts of both sides of a pair."""
+
+    pair: SentencePair
+    logprob_original: float
+    logprob_perturbed: float
+    tokens_original: int
+    tokens_perturbed: int
+
+    @property
+    def prefers_original(self) -> bool:
+        """Strictly higher total log-probability for the original (ties: False)."""
+        return self.logprob_original > self.logprob_perturbed
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON record of one pair (per-token means are NaN for an empty text)."""
+        return {
+            "source": self.pair.source,
+            "sentence": self.pair.sentence,
+            "logprob_original": self.logprob_original,
+            "logprob_perturbed": self.logprob_perturbed,
+            "logprob_per_token_original": _mean(self.logprob_original, self.tokens_original),
+            "logprob_per_token_perturbed": _mean(self.logprob_perturbed, self.tokens_perturbed),
+            "tokens_original": self.tokens_original,
+            "tokens_perturbed": self.tokens_perturbed,
+            "prefers_original": self.prefers_original,
+        }
+
+
+def _mean(total: float, n: int) -> float:
+    return total / n if n else float("nan")
+
+
+def _read(path: str | Path) -> list[tuple[str, str | None, str | None, str]]:
+    """(key, synrob.source, sent_id, text) per sentence; key = sent_id, else ``s{k+1}``."""
+    from synrob.perturb.corpus import read_conllu
+
+    return [(s.sent_id or f"s{k + 1}", s.metadata.get("synrob.source"), s.sent_id, s.text)
+            for k, s in enumerate(read_conllu(path))]
+
+
+def pair_sentences(original: str | Path, perturbed: str | Path
+                   ) -> tuple[list[SentencePair], str]:
+    """The aligned pairs, in the perturbed file's order, and how they were aligned
+    (``"source"`` or ``"position"``). Raises :class:`SynrobError` (one line) when a
+    ``synrob.source`` names no sentence of ``original``, or when files without
+    ``synrob.source`` comments hold different numbers of sentences."""
+    from synrob.perturb.errors import SynrobError
+
+    orig, pert = _read(original), _read(perturbed)
+    if any(src is not None for _, src, _, _ in pert):
+        texts: dict[str, str] = {}
+        for key, _, _, text in orig:
+            texts.setdefault(key, text)
+        pairs = []
+        for key, src, sid, text in pert:
+            if src is None or src not in texts:
+                raise SynrobError(f"{perturbed}: sentence {sid or key} has synrob.source "
+                                  f"{src!r}, which is not a sent_id of {original}")
+            pairs.append(SentencePair(src, sid, texts[src], text))
+        return pairs, "source"
+    if len(orig) != len(pert):
+        raise SynrobError(f"files are not aligned: {original} has {len(orig)} sentences, "
+                          f"{perturbed} has {len(pert)} and no synrob.source comments")
+    return [SentencePair(o[0], p[2], o[3], p[3]) for o, p in zip(orig, pert, strict=True)], \
+        "position"
+
+
+def split_unchanged(pairs: Sequence[SentencePair]) -> tuple[list[SentencePair], int]:
+    """The pairs whose texts differ, and how many were identical (skipped: no preference)."""
+    kept = [p for p in pairs if p.original != p.perturbed]
+    return kept, len(pairs) - len(kept)
+
+
+def score_pairs(lm: Any, pairs: Sequence[SentencePair], *, batch_size: int = 32,
+                max_tokens: int = 4096) -> list[PairScore]:
+    """Score both sides of each pair with ``lm`` (a :class:`~synrob.perturb.lm.loaded.LoadedLM`).
+
+    ``batch_size`` bounds the rows of a forward pass, ``max_tokens`` its padded tokens.
+    """
+    from synrob.perturb.lm.scoring import sentence_logprobs
+
+    texts = [p.original for p in pairs] + [p.perturbed for p in pairs]
+    logprob, tokens = sentence_logprobs(lm, texts, max_tokens=max_tokens, max_rows=batch_size)
+    n = len(pairs)
+    return [PairScore(p, logprob[i], logprob[n + i], tokens[i], tokens[n + i])
+            for i, p in enumerate(pairs)]
+
+
+def score_chunked(lm: Any, pairs: Sequence[SentencePair], *, batch_size: int = 32,
+                  chunk: int = 64, progress: Callable[[int, int], None] | None = None
+                  ) -> list[PairScore]:
+    """:func:`score_pairs` of ``chunk`` pairs at a time, calling ``progress(done, total)``
+    after each (``synrob score``'s progress bar; the API's ``progress=``)."""
+    scores: list[PairScore] = []
+    for i in range(0, len(pairs), chunk):
+        scores.extend(score_pairs(lm, pairs[i:i + chunk], batch_size=batch_size))
+        if progress is not None:
+            progress(len(scores), len(pairs))
+    return scores
+
+
+def check_score_options(bootstrap: int, batch_size: int, limit: int | None) -> None:
+    """``synrob score``'s numeric options (the API's keywords of the same names) are in range,
+    or a :class:`~synrob.perturb.errors.ParameterError` naming the first that is not."""
+    from synrob.perturb.errors import ParameterError, arg
+
+    if bootstrap < 0:
+        raise ParameterError(f"{arg('bootstrap')} must be 0 or more, not {bootstrap}")
+    if batch_size < 1:
+        raise ParameterError(f"{arg('batch_size')} must be at least 1, not {batch_size}")
+    if limit is not None and limit < 1:
+        raise ParameterError(f"{arg('limit')} must be at least 1, not {limit}")
+
+
+def preference_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed: int = 0
+                       ) -> dict[str, Any]:
+    """Preference accuracy over ``scores`` with its 95 % percentile bootstrap interval.
+
+    The interval resamples the pairs' source sentences with replacement, each with all its
+    pairs (:func:`~synrob.probe.metrics.bootstrap.cluster_indices` over
+    :func:`~synrob.probe.metrics.bootstrap.source_clusters` of the pairs' sources; ``n_boot`` resamples
+    drawn by ``numpy.random.default_rng(seed)``): with one pair per source, the resample of the
+    pairs themselves. With no pair or ``n_boot`` 0 it is ``[nan, nan]``.
+    """
+    prefers = np.array([s.prefers_original for s in scores], dtype=np.float64)
+    n = prefers.size
+    interval = [float("nan"), float("nan")]
+    if n and n_boot > 0:
+        sources = np.array([s.pair.source for s in scores], dtype=object)
+        idx = cluster_indices(source_clusters(sources), n_boot, np.random.default_rng(seed))
+        means = (prefers[idx].mean(axis=1) if isinstance(idx, np.ndarray)
+                 else np.array([prefers[r].mean() for r in idx]))
+        interval = percentile_interval(means, 0.95)
+    lo = np.array([s.logprob_original for s in scores], dtype=np.float64)
+    lp = np.array([s.logprob_perturbed for s in scores], dtype=np.float64)
+    return {
+        "pairs": n,
+        "preferred": int(prefers.sum()),
+        "ties": int(np.sum(lo == lp)),
+        "accuracy": float(prefers.mean()) if n else float("nan"),
+        "accuracy_ci95": interval,
+        "mean_logprob_original": float(lo.mean()) if n else float("nan"),
+        "mean_logprob_perturbed": float(lp.mean()) if n else float("nan"),
+        "logprob_per_token_original": _mean(float(lo.sum()),
+                                            sum(s.tokens_original for s in scores)),
+        "logprob_per_token_perturbed": _mean(float(lp.sum()),
+                                             sum(s.tokens_perturbed for s in scores)),
+    }

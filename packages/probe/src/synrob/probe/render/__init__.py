@@ -1,0 +1,1 @@
+"""Figures and self-contained HTML pages drawn from rows, leaving matplotlib's global state alone."""
