@@ -11,6 +11,9 @@ from synrob.perturb.lm.scoring import sentence_logprobs
 from synrob.probe.causal.behaviour import (
     PairScore,
     SentencePair,
+    agreement_breakdown,
+    attractor_bucket,
+    distance_bucket,
     pair_sentences,
     preference_summary,
     score_pairs,
@@ -133,3 +136,80 @@ def test_summary_of_nothing_is_undefined():
     s = preference_summary([], n_boot=100)
     assert s["pairs"] == 0 and np.isnan(s["accuracy"]) and all(np.isnan(s["accuracy_ci95"]))
     assert all(np.isnan(preference_summary([_score(-1, -2)], n_boot=0)["accuracy_ci95"]))
+
+
+# ------------------------------------------------------------------ agreement breakdowns
+def _pair(source: str, sid: str | None, prefers: bool) -> PairScore:
+    lo, lp = (-1.0, -2.0) if prefers else (-2.0, -1.0)
+    return PairScore(SentencePair(source, sid, "o", "p"), lo, lp, 2, 2)
+
+
+def test_breakdown_buckets_counts_and_missing_metadata():
+    # (source, id, prefers, distance, attractors); None: no metadata
+    specs = [("a", "a.0", True, 1, 0), ("a", "a.1", False, 2, 1), ("b", "b.0", True, 3, 0),
+             ("c", "c.0", True, 4, 2), ("c", "c.1", True, 9, 0), ("d", "d.0", False, None, None),
+             ("e", None, True, None, None)]
+    scores = [_pair(src, sid, pref) for src, sid, pref, _, _ in specs]
+    meta = {sid: {"distance": d, "attractors": a, "feature": "Number"}
+            for _, sid, _, d, a in specs if d is not None}
+    meta["d.0"] = {"feature": "Number"}  # an older pair: no distance, no attractors
+    out = agreement_breakdown(scores, meta, n_boot=200, seed=1)
+    assert list(out) == ["distance", "attractors", "pairs_without_metadata"]
+    assert list(out["distance"]) == ["1", "2-3", "4+"] and list(out["attractors"]) == ["0", "1+"]
+    assert out["pairs_without_metadata"] == 2
+    d, a = out["distance"], out["attractors"]
+    assert (d["1"]["n"], d["2-3"]["n"], d["4+"]["n"]) == (1, 2, 2)
+    assert (d["1"]["accuracy"], d["2-3"]["accuracy"], d["4+"]["accuracy"]) == (1.0, 0.5, 1.0)
+    assert (a["0"]["n"], a["0"]["accuracy"]) == (3, 1.0)
+    assert (a["1+"]["n"], a["1+"]["accuracy"]) == (2, 0.5)
+    assert d["4+"]["ci95"] == [1.0, 1.0]  # every resample of all-correct pairs is 1
+    lo, hi = d["2-3"]["ci95"]
+    assert 0.0 <= lo <= 0.5 <= hi <= 1.0
+
+
+def test_breakdown_interval_is_the_summary_interval_of_the_bucket():
+    rng = np.random.default_rng(4)
+    scores, meta = [], {}
+    for k in range(60):
+        for v in range(int(rng.integers(1, 4))):  # 1-3 variants per source sentence
+            sid = f"s{k}.{v}"
+            scores.append(_pair(f"s{k}", sid, bool(rng.random() < 0.7)))
+            meta[sid] = {"distance": int(rng.integers(1, 7)), "attractors": int(rng.integers(0, 3))}
+    out = agreement_breakdown(scores, meta, n_boot=300, seed=7)
+    for axis, bucket, pick in [("attractors", "0", lambda m: m["attractors"] == 0),
+                               ("distance", "2-3", lambda m: 2 <= m["distance"] <= 3)]:
+        members = [s for s in scores if pick(meta[s.pair.sentence])]
+        ref = preference_summary(members, n_boot=300, seed=7)
+        got = out[axis][bucket]
+        assert got["n"] == ref["pairs"] and got["accuracy"] == ref["accuracy"]
+        assert got["ci95"] == ref["accuracy_ci95"]  # the same clustered, seeded bootstrap
+    assert agreement_breakdown(scores, meta, n_boot=300, seed=7) == out
+    assert agreement_breakdown(scores, meta, n_boot=300, seed=8) != out
+
+
+def test_breakdown_empty_buckets_and_no_metadata():
+    out = agreement_breakdown([_pair("a", "a.0", True)], {}, n_boot=100)
+    assert out["pairs_without_metadata"] == 1
+    for axis in ("distance", "attractors"):
+        for cell in out[axis].values():
+            assert cell["n"] == 0 and np.isnan(cell["accuracy"])
+            assert all(np.isnan(cell["ci95"]))
+    one = agreement_breakdown([_pair("a", "a.0", True)],
+                              {"a.0": {"distance": 1, "attractors": 0}}, n_boot=0)
+    assert one["distance"]["1"]["n"] == 1 and all(np.isnan(one["distance"]["1"]["ci95"]))
+
+
+@pytest.mark.parametrize("bad", [{"distance": 0, "attractors": 0},
+                                 {"distance": 2, "attractors": -1},
+                                 {"distance": "2", "attractors": 0},
+                                 {"distance": True, "attractors": 0}])
+def test_breakdown_bad_metadata_names_the_pair(bad):
+    with pytest.raises(SynrobError, match=r"pair a\.0: synrob.agreement has distance"):
+        agreement_breakdown([_pair("a", "a.0", True)], {"a.0": bad}, n_boot=10)
+
+
+@pytest.mark.parametrize(("n", "bucket"), [(1, "1"), (2, "2-3"), (3, "2-3"), (4, "4+"),
+                                           (40, "4+")])
+def test_distance_buckets(n, bucket):
+    assert distance_bucket(n) == bucket
+    assert attractor_bucket(n - 1) == ("0" if n == 1 else "1+")

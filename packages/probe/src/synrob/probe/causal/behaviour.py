@@ -14,11 +14,14 @@ original's total log-probability is strictly higher (a tie is not a preference).
 * :func:`preference_summary` gives the preference accuracy over the scored pairs with a seeded
   percentile bootstrap interval that resamples the source sentences, each with all its scored
   pairs (a cluster bootstrap, :mod:`synrob.probe.metrics.bootstrap`: variants are not independent).
+* :func:`agreement_breakdown` gives the same accuracy and interval per bucket of an agreement
+  pair's subject-verb distance (1, 2-3, 4+) and attractors (0, 1+), read from the pairs'
+  ``synrob.agreement`` metadata.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,8 @@ import numpy as np
 from ..metrics.bootstrap import cluster_indices, percentile_interval, source_clusters
 
 __all__ = ["SentencePair", "PairScore", "pair_sentences", "split_unchanged", "score_pairs",
-           "score_chunked", "check_score_options", "preference_summary"]
+           "score_chunked", "check_score_options", "preference_summary", "DISTANCE_BUCKETS",
+           "ATTRACTOR_BUCKETS", "distance_bucket", "attractor_bucket", "agreement_breakdown"]
 
 
 @dataclass(frozen=True)
@@ -169,13 +173,7 @@ def preference_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed:
     """
     prefers = np.array([s.prefers_original for s in scores], dtype=np.float64)
     n = prefers.size
-    interval = [float("nan"), float("nan")]
-    if n and n_boot > 0:
-        sources = np.array([s.pair.source for s in scores], dtype=object)
-        idx = cluster_indices(source_clusters(sources), n_boot, np.random.default_rng(seed))
-        means = (prefers[idx].mean(axis=1) if isinstance(idx, np.ndarray)
-                 else np.array([prefers[r].mean() for r in idx]))
-        interval = percentile_interval(means, 0.95)
+    interval = _cluster_interval(prefers, [s.pair.source for s in scores], n_boot, seed)
     lo = np.array([s.logprob_original for s in scores], dtype=np.float64)
     lp = np.array([s.logprob_perturbed for s in scores], dtype=np.float64)
     return {
@@ -191,3 +189,88 @@ def preference_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed:
         "logprob_per_token_perturbed": _mean(float(lp.sum()),
                                              sum(s.tokens_perturbed for s in scores)),
     }
+
+
+def _cluster_interval(prefers: np.ndarray, sources: Sequence[str], n_boot: int, seed: int
+                      ) -> list[float]:
+    """The 95 % percentile interval of the mean of ``prefers`` (m,) over ``n_boot`` resamples
+    of the ``sources`` (m,), each drawn with all its pairs (``default_rng(seed)``);
+    ``[nan, nan]`` with no pair or no resample."""
+    if not prefers.size or n_boot <= 0:
+        return [float("nan"), float("nan")]
+    src = np.array(list(sources), dtype=object)
+    idx = cluster_indices(source_clusters(src), n_boot, np.random.default_rng(seed))
+    means = (prefers[idx].mean(axis=1) if isinstance(idx, np.ndarray)
+             else np.array([prefers[r].mean() for r in idx]))
+    return percentile_interval(means, 0.95)
+
+
+# ------------------------------------------------------------------ agreement breakdowns
+#: The buckets of an agreement pair's linear subject-verb distance (in words) and of its
+#: number of attractors (Linzen, Dupoux & Goldberg 2016), in the order they are reported.
+DISTANCE_BUCKETS = ("1", "2-3", "4+")
+ATTRACTOR_BUCKETS = ("0", "1+")
+
+
+def distance_bucket(distance: int) -> str:
+    """The bucket of a subject-verb distance >= 1: ``1``, ``2-3`` or ``4+``."""
+    return "1" if distance <= 1 else "2-3" if distance <= 3 else "4+"
+
+
+def attractor_bucket(attractors: int) -> str:
+    """The bucket of an attractor count >= 0: ``0`` or ``1+``."""
+    return "0" if attractors == 0 else "1+"
+
+
+def _counts(meta: Mapping[str, Any] | None, pair: str | None) -> tuple[int, int] | None:
+    """``(distance, attractors)`` of one pair's ``synrob.agreement`` dict; None when it has
+    none (or lacks either key); a :class:`~synrob.perturb.errors.SynrobError` naming the pair
+    when a value is out of range."""
+    from synrob.perturb.errors import SynrobError
+
+    if meta is None or "distance" not in meta or "attractors" not in meta:
+        return None
+    d, a = meta["distance"], meta["attractors"]
+    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (d, a))
+    if not ok or d < 1 or a < 0:
+        raise SynrobError(f"pair {pair}: synrob.agreement has distance {d!r} and attractors "
+                          f"{a!r}, not an integer >= 1 and an integer >= 0")
+    return d, a
+
+
+def agreement_breakdown(scores: Sequence[PairScore], metadata: Mapping[str, Mapping[str, Any]],
+                        *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Preference accuracy of agreement pairs by subject-verb distance and by attractors.
+
+    ``metadata`` maps a pair's perturbed-sentence id (``PairScore.pair.sentence``) to its
+    ``synrob.agreement`` dict, whose ``distance`` (int >= 1, in words) and ``attractors``
+    (int >= 0) place the pair in a bucket of :data:`DISTANCE_BUCKETS` and one of
+    :data:`ATTRACTOR_BUCKETS`. Each bucket gets ``{"n", "accuracy", "ci95"}``: its pairs, the
+    share that prefer the original, and the 95 % percentile bootstrap interval that
+    :func:`preference_summary` computes, over the bucket's own pairs (its source sentences
+    resampled, each with all its pairs in the bucket; ``n_boot`` resamples, each bucket's
+    drawn by ``numpy.random.default_rng(seed)``). A bucket without pairs has ``n`` 0
+    and NaN accuracy and interval. ``pairs_without_metadata`` counts the pairs with no entry
+    (or one without both keys): they are in no bucket.
+    """
+    groups: dict[tuple[str, str], list[PairScore]] = {
+        **{("distance", b): [] for b in DISTANCE_BUCKETS},
+        **{("attractors", b): [] for b in ATTRACTOR_BUCKETS}}
+    missing = 0
+    for s in scores:
+        sid = s.pair.sentence
+        counts = _counts(metadata.get(sid) if sid is not None else None, sid)
+        if counts is None:
+            missing += 1
+            continue
+        groups[("distance", distance_bucket(counts[0]))].append(s)
+        groups[("attractors", attractor_bucket(counts[1]))].append(s)
+    out: dict[str, Any] = {"distance": {}, "attractors": {}}
+    for (axis, bucket), members in groups.items():
+        prefers = np.array([s.prefers_original for s in members], dtype=np.float64)
+        out[axis][bucket] = {
+            "n": int(prefers.size),
+            "accuracy": float(prefers.mean()) if prefers.size else float("nan"),
+            "ci95": _cluster_interval(prefers, [s.pair.source for s in members], n_boot, seed)}
+    out["pairs_without_metadata"] = missing
+    return out
