@@ -171,6 +171,11 @@ def pair_problems(original: Sentence, pair: Sentence, agreement: dict) -> list[s
             "to": fb[f], "form_from": a.form, "form_to": b.form}
     if {k: agreement.get(k) for k in want} != want:
         bad.append(f"comment {agreement} != {want}")
+    if agreement.get("distance") != abs(target - subj.id) or not (
+            isinstance(agreement.get("attractors"), int) and agreement["attractors"] >= 0
+            and isinstance(agreement.get("attractor_in_pp"), bool)
+            and isinstance(agreement.get("attractor_in_rc"), bool)):
+        bad.append(f"distance or attractor keys wrong: {agreement}")
     bad += text_problems(original.text, pair.text)
     return bad
 
@@ -213,7 +218,9 @@ def test_a_verb_takes_its_lemmas_attested_form_of_the_other_number(lexicon: Path
     word = pair.words()[2]
     assert (word.form, word.xpos, word.feats) == ("run", "VBP", P3)  # XPOS as attested
     assert comment == {"target": 3, "subject": 2, "feature": "Number", "from": "Sing",
-                       "to": "Plur", "form_from": "runs", "form_to": "run", "via": "attested"}
+                       "to": "Plur", "form_from": "runs", "form_to": "run", "via": "attested",
+                       "distance": 1, "attractors": 0, "attractor_in_pp": False,
+                       "attractor_in_rc": False}
     back = svo("t", ("dogs", "dog", PL), ("run", "run", "VERB", "VBP", P3))
     assert only_pair(back, lexicon)[1].text == "The dogs runs ."
 

@@ -34,7 +34,11 @@ pair (a sentence with two agreeing verbs gives two), none for a sentence without
   span replaced. ``# synrob.agreement`` holds the pair as JSON (1-based integer word IDs)::
 
     {"target": 5, "subject": 3, "feature": "Number", "from": "Sing", "to": "Plur",
-     "form_from": "is", "form_to": "are", "via": "attested"}
+     "form_from": "is", "form_to": "are", "via": "attested", "distance": 2,
+     "attractors": 0, "attractor_in_pp": false, "attractor_in_rc": false}
+
+  ``distance``, ``attractors``, ``attractor_in_pp`` and ``attractor_in_rc`` say where subject
+  and word stand (:mod:`~synrob.perturb.agreement.attractors`).
 
 Nothing is random: every choice is by frequency, then alphabetical.
 """
@@ -47,6 +51,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from ..agreement.attractors import position
 from ..agreement.evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
 from ..agreement.rules import (
     FEATURES,
@@ -137,7 +142,7 @@ class Agreement(Perturber):
     """One output per agreeing word: the same lemma with another value of the feature."""
 
     name = "agreement"
-    version = "2.0"
+    version = "2.1"
     summary = ("agreement minimal pairs (Number, Person or Gender; finite verbs, auxiliaries "
                "and participles): the lemma's attested form of another value, one output per "
                "pair, grammatical twins refused; tree unchanged")
@@ -414,7 +419,7 @@ class Agreement(Perturber):
                     skipped.append(note(why, self.feature))
                 continue
             out.append(Perturbation(made, made.text, (word.id,),
-                                    comments={"synrob.agreement": _comment(pair)}))
+                                    comments={"synrob.agreement": _comment(pair, ctx)}))
         if not out:
             out = [Perturbation(sentence, sentence.text, (), note=note(furthest, self.feature))]
         out[0].skipped = tuple(skipped)
@@ -431,11 +436,13 @@ def _with_animacy(want: dict[str, str], cell: str) -> dict[str, str]:
     return parse_feats(canonical_feats(format_feats(out)))
 
 
-def _comment(pair: _Pair) -> dict[str, Any]:
+def _comment(pair: _Pair, ctx: _Context) -> dict[str, Any]:
     f = pair.feature
+    where = position(ctx.words, ctx.children, pair.subject, pair.target, f)
     return {"target": pair.target.id, "subject": pair.subject.id, "feature": f,
             "from": pair.target.feats_dict[f], "to": pair.feats[f],
-            "form_from": pair.target.form, "form_to": pair.form, "via": pair.via}
+            "form_from": pair.target.form, "form_to": pair.form, "via": pair.via,
+            **where.metadata()}
 
 
 def respell(sentence: Sentence, pair: _Pair) -> Sentence | None:
