@@ -144,7 +144,7 @@ def moved_paths() -> list[tuple[str, list[str], str]]:
 def _module_file(name: str) -> Path:
     top = name.split(".")[1]
     base = PACKAGES / top / "src" / Path(*name.split("."))
-    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    return base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
 
 
 def test_the_moved_paths_table_lists_every_shim() -> None:

@@ -6,7 +6,6 @@ docs/experiments.md); these tests check its pieces and a whole ``unpack`` of a s
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import random
 import subprocess
@@ -17,10 +16,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from .bench_script import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("device_kit", ROOT / "bench" / "device_kit.py")
-kit = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(kit)
+kit = load_bench("device_kit")
 
 
 @given(st.binary(max_size=300))

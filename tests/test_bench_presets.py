@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from .bench_script import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -87,20 +89,11 @@ def test_seed_cache_that_is_no_directory_is_one_line(tmp_path: Path) -> None:
     assert not list((tmp_path / "out").glob("synrob-cache-*"))  # nothing ran
 
 
-def _presets_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_presets", ROOT / "bench" / "presets.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_a_preset_past_its_timeout_keeps_the_stages_and_runs_it_printed(tmp_path: Path,
                                                                         capsys) -> None:
     """A child killed past --timeout-s: its stderr is in the log as it came, and the stages
     and runs that ended before the kill are read from it (progress bars redraw with \\r)."""
-    mod = _presets_module()
+    mod = load_bench("presets", "bench_presets")
     child = tmp_path / "child.py"
     child.write_text(
         "import sys, time\n"
@@ -130,7 +123,7 @@ def test_a_preset_past_its_timeout_keeps_the_stages_and_runs_it_printed(tmp_path
 
 
 def test_a_finished_child_gives_its_exit_code(tmp_path: Path) -> None:
-    mod = _presets_module()
+    mod = load_bench("presets", "bench_presets")
     code, lines = mod._child([sys.executable, "-c", "import sys; sys.stderr.write('x\\n'); "
                               "sys.exit(3)"], dict(__import__("os").environ), 30.0,
                              tmp_path / "log", "k")

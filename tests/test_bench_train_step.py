@@ -3,7 +3,6 @@ bench/experiment_floor.py's count of a training step."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from .bench_script import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bench():
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        spec = importlib.util.spec_from_file_location("train_step", ROOT / "bench" / "train_step.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = load_bench("train_step")
         module.floor_flop_per_step([1])  # imports experiment_floor while bench/ is on the path
         return module
     finally:

@@ -4,25 +4,17 @@ an uninterrupted run."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from .bench_script import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _chaos_module():
-    spec = importlib.util.spec_from_file_location("synrob_bench_chaos", ROOT / "bench" / "chaos.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-chaos = _chaos_module()
+chaos = load_bench("chaos", "synrob_bench_chaos")
 
 
 def _assert_clean(tally, kills: int = 2) -> None:

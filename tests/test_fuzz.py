@@ -16,25 +16,17 @@ The regression tests at the end pin the bugs the fuzzing found.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from .bench_script import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _fuzz_module():
-    spec = importlib.util.spec_from_file_location("synrob_bench_fuzz", ROOT / "bench" / "fuzz.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _fuzz_module()
+fuzz = load_bench("fuzz", "synrob_bench_fuzz")
 
 
 def _fuzz(name: str, check, examples: int, tmp_path: Path) -> None:

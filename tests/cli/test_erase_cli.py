@@ -12,20 +12,13 @@ import json
 from itertools import islice
 from pathlib import Path
 
-import numpy as np
 import pytest
 from synrob.perturb.corpus import read_conllu, write_conllu
 from synrob.perturb.io.data import sample_path
 
+from tests.fakes import write_vectors
+
 pytest.importorskip("concept_erasure")
-
-
-def _vectors(path: Path, words: list[str], dim: int, seed: int) -> Path:
-    rng = np.random.default_rng(seed)
-    lines = [f"{len(words)} {dim}"]
-    lines += [w + " " + " ".join(f"{x:.5f}" for x in rng.normal(size=dim)) for w in words]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def _slices(d: Path, train: int, dev: int, test: int) -> tuple[dict[str, Path], set[str]]:
@@ -45,8 +38,8 @@ def _slices(d: Path, train: int, dev: int, test: int) -> tuple[dict[str, Path], 
 def data(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("erase-cli")
     out, vocab = _slices(d, 150, 40, 60)
-    out["vec"] = _vectors(d / "vec.txt", sorted(vocab), 16, 0)
-    out["other"] = _vectors(d / "other.txt", sorted(vocab), 16, 1)
+    out["vec"] = write_vectors(d / "vec.txt", sorted(vocab), 16, 0)
+    out["other"] = write_vectors(d / "other.txt", sorted(vocab), 16, 1)
     return out
 
 
@@ -240,7 +233,7 @@ def xpos_data(tmp_path_factory) -> dict[str, Path]:
     the tags) stays below the dimension."""
     d = tmp_path_factory.mktemp("erase-xpos")
     out, vocab = _slices(d, 150, 40, 250)
-    out["vec"] = _vectors(d / "vec.txt", sorted(vocab), 64, 2)
+    out["vec"] = write_vectors(d / "vec.txt", sorted(vocab), 64, 2)
     return out
 
 

@@ -14,18 +14,11 @@ import shutil
 from itertools import islice
 from pathlib import Path
 
-import numpy as np
 import pytest
 from synrob.perturb.corpus import read_conllu, write_conllu
 from synrob.perturb.io.data import sample_path
 
-
-def _vectors(path: Path, words: list[str], dim: int, seed: int) -> Path:
-    rng = np.random.default_rng(seed)
-    lines = [f"{len(words)} {dim}"]
-    lines += [w + " " + " ".join(f"{x:.5f}" for x in rng.normal(size=dim)) for w in words]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+from tests.fakes import write_vectors
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +48,7 @@ def _train(cli, data, vec: Path, saved: Path, *extra: str) -> dict:
 @pytest.fixture
 def trained(cli, data, tmp_path):
     """A distance probe on layer 0 of an 8-dimensional static encoder, saved."""
-    vec = _vectors(tmp_path / "vec.txt", json.loads(data["vocab"].read_text()), 8, 0)
+    vec = write_vectors(tmp_path / "vec.txt", json.loads(data["vocab"].read_text()), 8, 0)
     out = _train(cli, data, vec, tmp_path / "probe")
     return {"vec": vec, "dir": tmp_path / "probe", "out": out}
 
@@ -118,7 +111,7 @@ def test_task_and_probe_mismatch(cli, data, trained) -> None:
 
 def test_task_parameter_mismatch(cli, data, tmp_path) -> None:
     """tree-depth pools word vectors into a sentence vector: max is not the saved mean."""
-    vec = _vectors(tmp_path / "vec.txt", json.loads(data["vocab"].read_text()), 8, 1)
+    vec = write_vectors(tmp_path / "vec.txt", json.loads(data["vocab"].read_text()), 8, 1)
     r = cli(["probe", "--encoder", vec, "--layer", "0", "--task", "tree-depth", "--train",
              data["train"], "--dev", data["dev"], "--test", data["test"], "-p", "epochs=2",
              "--device", "cpu", "--no-baselines", "--save", tmp_path / "p"])
@@ -140,11 +133,11 @@ def test_encoder_parameter_mismatch(cli, data, trained) -> None:
 def test_encoder_identity_mismatch(cli, data, tmp_path) -> None:
     """The vector file at the saved path was replaced: its fingerprint names both versions."""
     vocab = json.loads(data["vocab"].read_text())
-    vec = _vectors(tmp_path / "vec.txt", vocab, 8, 2)
+    vec = write_vectors(tmp_path / "vec.txt", vocab, 8, 2)
     _train(cli, data, vec, tmp_path / "p")
     old = json.loads((tmp_path / "p" / "probe.json").read_text())[
         "encoder_identity"]["resource"]["files"]["vec.txt"]
-    _vectors(vec, vocab, 8, 3)  # same path, same size class, other vectors
+    write_vectors(vec, vocab, 8, 3)  # same path, same size class, other vectors
     from synrob.probe.encoders.base import file_fingerprint
 
     new = file_fingerprint(vec)
@@ -158,7 +151,7 @@ def test_dimension_mismatch(cli, data, tmp_path) -> None:
     """A probe.json without an encoder identity (written by an older synrob) is compared by
     encoder name; a vector file replaced by one of another dimension is still refused."""
     vocab = json.loads(data["vocab"].read_text())
-    vec = _vectors(tmp_path / "vec.txt", vocab, 8, 4)
+    vec = write_vectors(tmp_path / "vec.txt", vocab, 8, 4)
     _train(cli, data, vec, tmp_path / "p")
     cfg_file = tmp_path / "p" / "probe.json"
     cfg = json.loads(cfg_file.read_text())
@@ -166,7 +159,7 @@ def test_dimension_mismatch(cli, data, tmp_path) -> None:
     cfg_file.write_text(json.dumps(cfg))
     ok = _load(cli, data, tmp_path / "p")
     assert ok.exit_code == 0, ok.stderr
-    _vectors(vec, vocab, 6, 5)
+    write_vectors(vec, vocab, 6, 5)
     _error(_load(cli, data, tmp_path / "p"), tmp_path / "p",
            "representations of dimension 8, not dimension 6")
 

@@ -53,28 +53,31 @@ def _fail_with(exc: BaseException):
     return fail
 
 
+def _crash(cli, monkeypatch, sample_dev, exc: BaseException, debug: bool = False):
+    """``synrob conllu stats`` with input resolution raising ``exc`` (a bug), with or without
+    ``SYNROB_DEBUG``; the CLI's result."""
+    import synrob.perturb.io.data
+
+    if debug:
+        monkeypatch.setenv("SYNROB_DEBUG", "1")
+    else:
+        monkeypatch.delenv("SYNROB_DEBUG", raising=False)
+    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input", _fail_with(exc))
+    return cli(["conllu", "stats", sample_dev])
+
+
 BUG_LINE = ("synrob: internal error: IndexError: list index out of range "
             "(a bug: please report it with SYNROB_DEBUG=1 output)\n")
 
 
 def test_internal_error_is_one_bug_line_exit_70(cli, monkeypatch, sample_dev) -> None:
-    import synrob.perturb.io.data
-
-    monkeypatch.delenv("SYNROB_DEBUG", raising=False)
-    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input",
-                        _fail_with(IndexError("list index out of range")))
-    res = cli(["conllu", "stats", sample_dev])
+    res = _crash(cli, monkeypatch, sample_dev, IndexError("list index out of range"))
     assert res.exit_code == 70
     assert res.stderr == BUG_LINE and res.stdout == ""
 
 
 def test_internal_error_traceback_with_synrob_debug(cli, monkeypatch, sample_dev) -> None:
-    import synrob.perturb.io.data
-
-    monkeypatch.setenv("SYNROB_DEBUG", "1")
-    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input",
-                        _fail_with(IndexError("list index out of range")))
-    res = cli(["conllu", "stats", sample_dev])
+    res = _crash(cli, monkeypatch, sample_dev, IndexError("list index out of range"), debug=True)
     assert res.exit_code == 70
     assert res.stderr.startswith("Traceback (most recent call last):")
     assert "in fail" in res.stderr and "IndexError: list index out of range\n" in res.stderr
@@ -84,10 +87,7 @@ def test_internal_error_traceback_with_synrob_debug(cli, monkeypatch, sample_dev
 def test_internal_error_message_is_one_line(cli, monkeypatch, sample_dev) -> None:
     import synrob.perturb.io.data
 
-    monkeypatch.delenv("SYNROB_DEBUG", raising=False)
-    monkeypatch.setattr(synrob.perturb.io.data, "resolve_input",
-                        _fail_with(RuntimeError("first line\nsecond line")))
-    res = cli(["conllu", "stats", sample_dev])
+    res = _crash(cli, monkeypatch, sample_dev, RuntimeError("first line\nsecond line"))
     assert res.exit_code == 70
     assert res.stderr == ("synrob: internal error: RuntimeError: first line "
                           "(a bug: please report it with SYNROB_DEBUG=1 output)\n")

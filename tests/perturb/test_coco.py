@@ -121,6 +121,15 @@ def _reference_pick(p: CoCo, logits, unit: int, form: str, lemma: str, k: int) -
     return out
 
 
+def _substitutions(sents, results):
+    """Each changed sentence's result, the changed word's id and word, and the sentence split
+    around it (:func:`_split`: unit, text before, text after)."""
+    for s, r in zip(sents, results, strict=True):
+        if r.changed:
+            (wid,) = r.changed
+            yield (r, wid, s.words()[wid - 1], *_split(s, wid))
+
+
 def test_causal_picks_best_whole_sentence_logprob(tiny_models, dev_sentences):
     """Batched, padded scoring equals an unbatched reference: proposals from the next-token
     distribution, then the argmax of each candidate sentence's total log-probability."""
@@ -132,12 +141,7 @@ def test_causal_picks_best_whole_sentence_logprob(tiny_models, dev_sentences):
     tok, model = p.lm.tokenizer, p.lm.model
     start = [tok.bos_token_id]
     checked = 0
-    for s, r in zip(sents, results, strict=True):
-        if not r.changed:
-            continue
-        (wid,) = r.changed
-        word = s.words()[wid - 1]
-        unit, left, right = _split(s, wid)
+    for r, wid, word, unit, left, right in _substitutions(sents, results):
         ctx = start + tok(left.rstrip(" "), add_special_tokens=False).input_ids
         with torch.no_grad():
             nxt = model(input_ids=torch.tensor([ctx])).logits[0, -1]
@@ -161,12 +165,7 @@ def test_masked_picks_fill_mask_argmax(tiny_models, dev_sentences):
     results = _run(p, sents)
     tok, model = p.lm.tokenizer, p.lm.model
     checked = 0
-    for s, r in zip(sents, results, strict=True):
-        if not r.changed:
-            continue
-        (wid,) = r.changed
-        word = s.words()[wid - 1]
-        unit, left, right = _split(s, wid)
+    for r, wid, word, unit, left, right in _substitutions(sents, results):
         enc = tok(left + tok.mask_token + right, return_tensors="pt")
         where = int((enc.input_ids[0] == tok.mask_token_id).nonzero()[0, 0])
         with torch.no_grad():

@@ -7,16 +7,8 @@ families (layer-only loading, device maps, quantization). Tests run under
 one module name ``synrob_test_archs``, so that every test module shares one copy (and its
 trained tokenizers)::
 
-    import importlib.util, sys
-    def _archs():
-        if "synrob_test_archs" not in sys.modules:
-            spec = importlib.util.spec_from_file_location(
-                "synrob_test_archs", Path(__file__).with_name("archs.py"))
-            sys.modules[spec.name] = module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        return sys.modules["synrob_test_archs"]
-
-    archs = _archs()
+    from tests.bench_script import load_file
+    archs = load_file(Path(__file__).with_name("archs.py"), "synrob_test_archs", shared=True)
     for fam in archs.FAMILIES:
         path = archs.build_family(fam.name, tmp_path)    # config.json, safetensors, tokenizer
 

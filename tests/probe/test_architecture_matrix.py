@@ -19,18 +19,17 @@ until the registry and the docs say ``✓``.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
-import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from itertools import islice
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+
+from tests.bench_script import load_file
 
 torch = pytest.importorskip("torch")
 
@@ -41,19 +40,7 @@ AGREEMENT = ROOT / "tests" / "data" / "agreement"
 N_SENTENCES, MAX_WORDS = 6, 30
 
 
-def _archs() -> ModuleType:
-    """tests/probe/archs.py as the shared module ``synrob_test_archs`` (see its docstring)."""
-    name = "synrob_test_archs"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("archs.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-archs = _archs()
+archs = load_file(Path(__file__).with_name("archs.py"), "synrob_test_archs", shared=True)
 FAMILIES = [f.name for f in archs.FAMILIES]
 CAUSAL = [f.name for f in archs.FAMILIES if f.causal]
 

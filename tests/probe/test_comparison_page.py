@@ -11,7 +11,6 @@ checked on the Figure objects that drew them, pixel for pixel.
 from __future__ import annotations
 
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -21,15 +20,10 @@ import synrob.probe as pr
 from synrob.probe.render.html_report import SORT_SCRIPT
 from synrob.probe.reporting.comparison_summary import summary_rows
 
+from tests.chromium import needs_chromium, page_values
+
 from .test_compare import Layered, seed_dirs
-from .test_html_report import (
-    _assert_self_contained,
-    _console_errors,
-    _DevTools,
-    _profile,
-    _tables,
-    needs_chromium,
-)
+from .test_html_report import _assert_self_contained, _tables
 
 WIDTH = 1400
 
@@ -181,21 +175,9 @@ SORT_BY = """(function (name) {
 def _in_chromium(url: str) -> tuple[list[str], dict[str, Any], list[str], list[str]]:
     """Open ``url`` 1400 px wide; its console errors, :data:`MEASURE`, and the ``value``
     column after one click on its name and after a second."""
-    with _profile() as profile:
-        tools = _DevTools(profile, 90)
-        try:
-            session = tools.open_page(url, WIDTH, 900, mobile=False)
-
-            def run(expression: str) -> Any:
-                return json.loads(tools.call("Runtime.evaluate", {
-                    "expression": expression, "returnByValue": True},
-                    session=session)["result"]["value"])
-
-            measured = run(MEASURE)
-            up, down = run(SORT_BY), run(SORT_BY)
-            return _console_errors(tools.events), measured, up, down
-        finally:
-            tools.close()
+    errors, (measured, up, down) = page_values(url, [MEASURE, SORT_BY, SORT_BY], width=WIDTH,
+                                               height=900)
+    return errors, measured, up, down
 
 
 @needs_chromium

@@ -12,20 +12,12 @@ and the browser's own log (a resource that fails to load, a Content-Security-Pol
 from __future__ import annotations
 
 import base64
-import contextlib
-import fcntl
 import io
 import json
 import math
-import os
 import re
-import select
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -33,13 +25,8 @@ from typing import Any
 import pytest
 from synrob.probe.render.html_report import html_page, write_report_html
 
-CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
-                             shutil.which("google-chrome"), "/usr/bin/chromium")
-                 if p and os.access(p, os.X_OK)), None)
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium binary found (bash dev.sh installs Debian's chromium "
-                             "when run as root); the browser tests of report.html need one")
-PHONE = (390, 844)
+from tests.chromium import PHONE, chromium, needs_chromium, page_values
+
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
@@ -279,138 +266,15 @@ def test_write_report_html_from_results(tmp_path: Path) -> None:
 # --- headless chromium -----------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _profile() -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix="synrob-chromium-", ignore_cleanup_errors=True) as d:
-        yield d
-
-
-def _chromium_args(profile: str) -> list[str]:
-    assert CHROMIUM is not None
-    return [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
-            "--mute-audio", f"--user-data-dir={profile}"]
-
-
-def _chromium(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[bytes]:
-    with _profile() as profile:
-        return subprocess.run([*_chromium_args(profile), *args], capture_output=True,
-                              timeout=timeout, check=False)
-
-
-class _DevTools:
-    """A DevTools-protocol session with a headless chromium over ``--remote-debugging-pipe``."""
-
-    def __init__(self, profile: str, timeout: float) -> None:
-        self.deadline = time.monotonic() + timeout
-        self.events: list[dict[str, Any]] = []
-        self._buf = b""
-        self._id = 0
-        r_in, self._w = os.pipe()  # we write commands; chromium reads fd 3
-        self._r, w_out = os.pipe()  # chromium writes fd 4; we read
-
-        def child() -> None:  # the pipe ends onto 3 and 4, whatever numbers they had
-            a, b = fcntl.fcntl(r_in, fcntl.F_DUPFD, 10), fcntl.fcntl(w_out, fcntl.F_DUPFD, 10)
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-
-        self.proc = subprocess.Popen(
-            [*_chromium_args(profile), "--remote-debugging-pipe", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(3, 4),
-            preexec_fn=child)
-        os.close(r_in)
-        os.close(w_out)
-
-    def _recv(self) -> dict[str, Any]:
-        while b"\0" not in self._buf:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("chromium did not answer in time")
-            if select.select([self._r], [], [], left)[0]:
-                chunk = os.read(self._r, 1 << 20)
-                if not chunk:
-                    raise EOFError("chromium closed the DevTools pipe")
-                self._buf += chunk
-        message, self._buf = self._buf.split(b"\0", 1)
-        return json.loads(message)
-
-    def call(self, method: str, params: dict[str, Any] | None = None,
-             session: str | None = None) -> dict[str, Any]:
-        self._id += 1
-        msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        os.write(self._w, json.dumps(msg).encode() + b"\0")
-        while True:
-            reply = self._recv()
-            if reply.get("id") == self._id:
-                assert "error" not in reply, (method, reply)
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def wait_for(self, method: str) -> None:
-        while not any(e.get("method") == method for e in self.events):
-            self.events.append(self._recv())
-
-    def open_page(self, url: str, width: int, height: int, *, mobile: bool) -> str:
-        """A new tab of ``width`` x ``height`` CSS pixels showing ``url`` once loaded, with
-        its runtime, log and page events on; its DevTools session id."""
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.call("Target.attachToTarget",
-                            {"targetId": target, "flatten": True})["sessionId"]
-        for method in ("Runtime.enable", "Log.enable", "Page.enable"):
-            self.call(method, session=session)
-        self.call("Emulation.setDeviceMetricsOverride", {
-            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
-            session=session)
-        nav = self.call("Page.navigate", {"url": url}, session=session)
-        assert not nav.get("errorText"), nav
-        self.wait_for("Page.loadEventFired")
-        return session
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError, TimeoutError, EOFError, AssertionError):
-            self.call("Browser.close")
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(10)
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-        os.close(self._w)
-        os.close(self._r)
-
-
-def _console_errors(events: list[dict[str, Any]]) -> list[str]:
-    """Uncaught exceptions, ``console.error``/``assert`` calls and error-level log entries."""
-    errors = []
-    for e in events:
-        method, p = e.get("method"), e.get("params", {})
-        if method == "Runtime.exceptionThrown":
-            d = p["exceptionDetails"]
-            errors.append(f"exception: {d.get('exception', {}).get('description') or d['text']}")
-        elif method == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"):
-            errors.append(f"console.{p['type']}: " + " ".join(
-                str(a.get("value", a.get("description"))) for a in p["args"]))
-        elif method == "Log.entryAdded" and p["entry"]["level"] == "error":
-            errors.append(f"log: {p['entry']['text']}")
-    return errors
-
-
 def _load(url: str, *, timeout: float = 90) -> tuple[list[str], dict[str, Any]]:
     """Open ``url`` at phone width in headless chromium; returns its console errors and, after
     the load event, the page's scroll width and whether every image decoded."""
-    with _profile() as profile:
-        tools = _DevTools(profile, timeout)
-        try:
-            session = tools.open_page(url, *PHONE, mobile=True)
-            probe = ("JSON.stringify({scrollWidth: document.documentElement.scrollWidth, "
-                     "images: document.images.length, decoded: Array.from(document.images)"
-                     ".every(i => i.complete && i.naturalWidth > 0)})")
-            value = tools.call("Runtime.evaluate", {"expression": probe, "returnByValue": True},
-                               session=session)["result"]["value"]
-            return _console_errors(tools.events), json.loads(value)
-        finally:
-            tools.close()
+    probe = ("JSON.stringify({scrollWidth: document.documentElement.scrollWidth, "
+             "images: document.images.length, decoded: Array.from(document.images)"
+             ".every(i => i.complete && i.naturalWidth > 0)})")
+    errors, (info,) = page_values(url, [probe], width=PHONE[0], height=PHONE[1], mobile=True,
+                                  timeout=timeout)
+    return errors, info
 
 
 @needs_chromium
@@ -458,7 +322,7 @@ def experiment_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @needs_chromium
 @pytest.mark.slow
-def test_experiment_report_html_in_headless_chromium(experiment_dir: Path) -> None:
+def test_experiment_report_html_in_headlesschromium(experiment_dir: Path) -> None:
     results = json.loads((experiment_dir / "results.json").read_text(encoding="utf-8"))
     page_path = experiment_dir / "report.html"
     assert "report.html" in results["files"] and page_path.is_file()
@@ -470,7 +334,7 @@ def test_experiment_report_html_in_headless_chromium(experiment_dir: Path) -> No
     assert info["scrollWidth"] <= PHONE[0] and info["images"] >= 1 and info["decoded"], info
 
     # (b) the DOM chromium built holds every row of results.json, every number exactly
-    dom = _chromium("--dump-dom", page_path.as_uri())
+    dom = chromium("--dump-dom", page_path.as_uri())
     assert dom.returncode == 0, dom.stderr.decode(errors="replace")[-2000:]
     table = _tables(dom.stdout.decode("utf-8"))["table-1"]
     numbers = _check_table(table, results["rows"])
@@ -482,7 +346,7 @@ def test_experiment_report_html_in_headless_chromium(experiment_dir: Path) -> No
     from PIL import Image
 
     shot = experiment_dir / "phone.png"
-    done = _chromium(f"--window-size={PHONE[0]},{PHONE[1]}", f"--screenshot={shot}",
+    done = chromium(f"--window-size={PHONE[0]},{PHONE[1]}", f"--screenshot={shot}",
                      page_path.as_uri())
     assert done.returncode == 0 and shot.is_file(), done.stderr.decode(errors="replace")[-2000:]
     with Image.open(shot) as im:
