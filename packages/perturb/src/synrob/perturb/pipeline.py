@@ -14,7 +14,9 @@ and chrF-2 / normalised Levenshtein against the original text. A perturber with
 as :meth:`~synrob.perturb.base.Perturber.perturb_all` changed, ``k = 0, 1, ...``, each with
 the ``sent_id`` ``<source>.synrob-<kind>-v<variant>-<k>``, and none when it changed nothing.
 :func:`perturb_records` yields records; :func:`perturb_formatted` yields them already written
-as CoNLL-U, text lines or JSON lines (what the worker processes send back). Outputs come in
+as CoNLL-U, text lines or JSON lines (what the worker processes send back), or, for agreement
+pairs, as the rows of the field's pair formats (MultiBLiMP's TSV after :func:`format_header`,
+BLiMP's JSON lines; :mod:`synrob.perturb.io.pairs`). Outputs come in
 input order, variants ``0..K-1`` of a sentence together. Memory stays bounded: at most
 ``2 * workers`` chunks of ``batch_size`` sentences are in flight.
 """
@@ -44,12 +46,15 @@ __all__ = [
     "PipelineStats",
     "read_blocks",
     "check_format",
+    "format_header",
     "perturb_records",
     "perturb_formatted",
 ]
 
-#: Output formats of :func:`perturb_formatted`.
-FORMATS = ("conllu", "text", "jsonl")
+#: Output formats of :func:`perturb_formatted`; the last two are agreement pairs' only.
+FORMATS = ("conllu", "text", "jsonl", "multiblimp", "blimp")
+#: The formats of minimal-pair files (:mod:`synrob.perturb.io.pairs`): one pair per output.
+PAIR_FORMATS = ("multiblimp", "blimp")
 _DECIMALS = 4
 
 
@@ -100,6 +105,7 @@ class PerturbRecord:
     lang: str = "en"
     output: int | None = None  # k of a perturber with several outputs per sentence
     more: dict[str, Any] = field(default_factory=dict)  # the perturber's own synrob.* comments
+    version: str = ""  # the perturber's version
 
     def comments(self) -> dict[str, str]:
         """The ``# synrob.*`` comments, in output order."""
@@ -175,14 +181,33 @@ class PerturbRecord:
             ]))
         return "\n".join(lines) + "\n\n"
 
+    def to_pair(self, fmt: str) -> str:
+        """The agreement pair as a MultiBLiMP TSV row (``multiblimp``) or a BLiMP JSON line
+        (``blimp``): the original text is the good sentence, the perturbed one the bad."""
+        from .agreement.export import pair_out
+        from .io.pairs import blimp_line, multiblimp_row
+
+        agreement = self.more.get("synrob.agreement")
+        if self.sentence is None or not isinstance(agreement, dict):
+            raise SynrobError(f"{self.sent_id}: --format {fmt} writes agreement pairs, and "
+                              "this output has no synrob.agreement")
+        meta = {"lang": self.lang, "perturber": self.kind, "version": self.version,
+                "params": self.params, "seed": self.seed}
+        pair = pair_out(self.sentence, agreement, pair_id=self.sent_id, source=self.source,
+                        good=self.original, bad=self.perturbed, meta=meta)
+        return multiblimp_row(pair) if fmt == "multiblimp" else blimp_line(pair)
+
     def format(self, fmt: str) -> str:
-        """The record written as ``conllu``, ``text`` or ``jsonl``."""
+        """The record written as ``conllu``, ``text``, ``jsonl``, ``multiblimp`` or
+        ``blimp``."""
         if fmt == "conllu":
             return self.to_conllu()
         if fmt == "text":
             return self.to_text()
         if fmt == "jsonl":
             return self.to_jsonl()
+        if fmt in PAIR_FORMATS:
+            return self.to_pair(fmt)
         raise ParameterError(f"unknown format {fmt!r}; available: {', '.join(FORMATS)}")
 
 
@@ -231,15 +256,26 @@ def _params_json(params: dict[str, Any]) -> str:
 
 
 def check_format(perturber: Perturber, fmt: str) -> None:
-    """Raise :class:`ParameterError` when ``fmt`` is unknown or needs a tree it cannot write."""
+    """Raise :class:`ParameterError` when ``fmt`` is unknown, needs a tree it cannot write, or
+    is a pair format and the perturber is not ``agreement``."""
     if fmt not in FORMATS:
         raise ParameterError(f"unknown format {fmt!r}; available: {', '.join(FORMATS)}")
+    if fmt in PAIR_FORMATS and perturber.name != "agreement":
+        raise ParameterError(f"--format {fmt} writes agreement minimal pairs: use it with "
+                             f"--kind agreement, not {perturber.name!r}")
     if fmt == "conllu" and not perturber.writes_conllu:
         opts = ", ".join(f"{k}={v}" for k, v in sorted(perturber.options.items()))
         raise ParameterError(
             f"perturber {perturber.name!r} ({opts}) writes text only (no tree): "
             "use --format text or --format jsonl"
         )
+
+
+def format_header(fmt: str) -> str:
+    """What a file of ``fmt`` starts with: MultiBLiMP's header line, else nothing."""
+    from .io.pairs import multiblimp_header
+
+    return multiblimp_header() if fmt == "multiblimp" else ""
 
 
 # --------------------------------------------------------------------------- the engine
@@ -292,6 +328,7 @@ def _record(perturber: Perturber, job: _Job, index: int, variant: int, original:
         lang=perturber.lang,
         output=output,
         more=dict(p.comments),
+        version=perturber.version,
     )
     if p.sentence is not None:
         old_meta = p.sentence.metadata

@@ -215,7 +215,9 @@ _Format = Annotated[
     typer.Option(
         "--format",
         help="Output format: conllu|text|jsonl (default: conllu for CoNLL-U input when the "
-        "perturber keeps a tree, else text).",
+        "perturber keeps a tree, else text); for --kind agreement also the field's pair "
+        "files: multiblimp (MultiBLiMP 1.0's TSV) or blimp (BLiMP's JSONL), one pair a line "
+        "with synrob's metadata, the same pair ids as the CoNLL-U.",
     ),
 ]
 _Output = Annotated[
@@ -295,7 +297,7 @@ def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]]
     a skipped invalid sentence is reported on stderr. ``options``: seed, variants, batch_size,
     workers and skip_invalid of :func:`perturb_formatted`."""
     from synrob.perturb.errors import ConlluError
-    from synrob.perturb.pipeline import PipelineStats, perturb_formatted
+    from synrob.perturb.pipeline import PipelineStats, format_header, perturb_formatted
 
     from ..output import info, output_file, progress
 
@@ -306,6 +308,7 @@ def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]]
     items = _items(paths, perturber.lang, stdin_blocks)
     stream = perturb_formatted(perturber, items, fmt, on_invalid=report, stats=stats, **options)
     with output_file(output, [str(p) for p, _ in paths]) as out:
+        out.write(format_header(fmt))
         for chunk in progress(stream, f"perturbing ({kind})"):
             out.write(chunk)
     return stats
