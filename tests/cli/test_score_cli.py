@@ -8,11 +8,18 @@ import pytest
 
 PAIR_KEYS = {"source", "sentence", "logprob_original", "logprob_perturbed",
              "logprob_per_token_original", "logprob_per_token_perturbed", "tokens_original",
-             "tokens_perturbed", "prefers_original"}
+             "tokens_perturbed", "chars_original", "chars_perturbed", "bytes_original",
+             "bytes_perturbed", "prefers_original", "prefers_original_per_token",
+             "prefers_original_per_char", "prefers_original_per_byte"}
 SUMMARY_KEYS = {"original", "perturbed", "original_path", "perturbed_path", "pairs", "accuracy", "accuracy_ci95", "lm", "lm_kind", "skipped", "seed",
                 "bootstrap", "aligned_by", "preferred", "ties", "mean_logprob_original",
                 "mean_logprob_perturbed", "logprob_per_token_original",
-                "logprob_per_token_perturbed", "dtype"}
+                "logprob_per_token_perturbed", "dtype", "normalisation", "normalised",
+                "breakdown", "breakdown_note"}
+#: The inputs of --pairs FILE in place of the CoNLL-U files'.
+PAIRS_FILE_KEYS = (SUMMARY_KEYS - {"original", "perturbed", "original_path", "perturbed_path"}
+                   | {"pairs_file", "pairs_format"})
+NORMALISED_KEYS = {"preferred", "ties", "accuracy", "accuracy_ci95"}
 
 
 def _perturb(cli, kind: str, original: str, dest) -> str:
@@ -23,14 +30,21 @@ def _perturb(cli, kind: str, original: str, dest) -> str:
     return str(path)
 
 
-def _check_contract(stdout: str) -> tuple[list[dict], dict]:
+def _check_contract(stdout: str, keys: set[str] = SUMMARY_KEYS) -> tuple[list[dict], dict]:
     rows = [json.loads(line) for line in stdout.splitlines()]
     pairs, summary = rows[:-1], rows[-1]
-    assert set(summary) == SUMMARY_KEYS
-    assert summary["pairs"] == len(pairs)
+    assert set(summary) == keys
+    assert summary["pairs"] == len(pairs) and summary["normalisation"] == "sum"
+    assert set(summary["normalised"]) == {"per_token", "per_char", "per_byte"}
+    for norm, cell in summary["normalised"].items():
+        assert set(cell) == NORMALISED_KEYS
+        assert cell["preferred"] == sum(r[f"prefers_original_{norm}"] for r in pairs)
     for row in pairs:
         assert set(row) == PAIR_KEYS
         assert row["prefers_original"] == (row["logprob_original"] > row["logprob_perturbed"])
+        assert row["prefers_original_per_char"] == (
+            row["logprob_original"] / row["chars_original"]
+            > row["logprob_perturbed"] / row["chars_perturbed"])
     if pairs:
         share = sum(r["prefers_original"] for r in pairs) / len(pairs)
         assert summary["accuracy"] == pytest.approx(share)

@@ -99,6 +99,26 @@ def test_identity_eraser_changes_nothing(cli, lm_dir: str, tmp_path: Path) -> No
     assert summary["erased"]["nll_increase"]["value"] == 0
 
 
+def test_erase_scores_a_pairs_file_as_its_conllu_pairs(cli, lm_dir: str, tmp_path: Path
+                                                       ) -> None:
+    """``--erase`` needs only the texts: the same pairs as a BLiMP file (``--pairs``) give the
+    same clean, erased and random scores as the CoNLL-U files."""
+    from synrob.probe.causal.behaviour import pair_sentences
+
+    pairs, _ = pair_sentences(ORIG, PAIRS)
+    blimp = tmp_path / "pairs.jsonl"
+    blimp.write_text("".join(json.dumps({"sentence_good": p.original, "sentence_bad": p.perturbed,
+                                         "synrob": {"id": p.sentence, "source": p.source}}) + "\n"
+                             for p in pairs), encoding="utf-8")
+    path = _save(tmp_path / "e.safetensors", _eraser(lm_dir))
+    runs = [cli(["score", "--lm", lm_dir, *inputs, "--erase", path, "--json", "--seed", "3",
+                 "--bootstrap", "200"]) for inputs in ([ORIG, PAIRS], ["--pairs", str(blimp)])]
+    assert all(r.exit_code == 0 for r in runs), runs[1].stderr
+    conllu, from_file = (_lines(r.stdout) for r in runs)
+    assert from_file[-1].pop("aligned_by") == "pairs file" and conllu[-1].pop("aligned_by")
+    assert from_file == conllu
+
+
 def test_random_control_beside_the_eraser_or_given(cli, lm_dir: str, tmp_path: Path) -> None:
     path = _save(tmp_path / "e.safetensors", _eraser(lm_dir))
     beside = _save(tmp_path / "e.random.safetensors", _eraser(lm_dir, kind="random", seed=4))

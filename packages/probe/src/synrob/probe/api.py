@@ -234,7 +234,9 @@ class ScoreResult(ResultTable):
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
-def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[str], *,
+def score_pairs(original: str | os.PathLike[str] | None = None,
+                perturbed: str | os.PathLike[str] | None = None, *,
+                pairs: str | os.PathLike[str] | None = None,
                 lm: str = "smollm2", bootstrap: int = 1000, seed: int = 0,
                 device: str = "auto", batch_size: int = 32, limit: int | None = None,
                 dtype: str = "auto", chunk: int = 64,
@@ -242,13 +244,20 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
                 params: Params = ()) -> ScoreResult:
     """Does ``lm`` prefer the original? Score aligned original/perturbed CoNLL-U pairs (as
     ``synrob score``): pairs aligned by ``# synrob.source`` (else position), unchanged pairs
-    skipped and counted, a bootstrap over source sentences for the accuracy's interval.
-    ``progress`` (:mod:`synrob.probe.runtime.progress`) shows the pairs scored, ``chunk`` at a
-    time. ``params`` (dict, or
-    ``key=value`` strings; ``synrob score -p``) place the LM: ``device_map``, ``max_memory``,
-    ``offload``, ``quantization``, ``quantization_unchecked``
-    (:mod:`synrob.perturb.lm.placement`); the summary records them."""
-    from synrob.perturb.io.data import resolve_one
+    skipped and counted, a bootstrap over source sentences for the accuracy's interval. Or
+    score the pairs of ``pairs``, a MultiBLiMP TSV or BLiMP JSONL file (``synrob score
+    --pairs``; the grammatical sentence is the original), the same way.
+
+    The preference is on the summed log-probability (``normalisation`` ``sum``); the summary's
+    ``normalised`` gives the accuracy per token, per character (lm-eval's ``acc_norm``) and
+    per byte. Agreement pairs with distance and attractor metadata (``synrob perturb --kind
+    agreement``) get ``breakdown``
+    (:func:`~synrob.probe.causal.behaviour.agreement_breakdown`); without it, ``breakdown`` is
+    None and ``breakdown_note`` says why. ``progress`` (:mod:`synrob.probe.runtime.progress`)
+    shows the pairs scored, ``chunk`` at a time. ``params`` (dict, or ``key=value`` strings;
+    ``synrob score -p``) place the LM: ``device_map``, ``max_memory``, ``offload``,
+    ``quantization``, ``quantization_unchecked`` (:mod:`synrob.perturb.lm.placement`); the
+    summary records them."""
     from synrob.perturb.lm.device import check_device
     from synrob.perturb.lm.dtype import check_dtype
     from synrob.perturb.lm.loaded import load_lm
@@ -258,25 +267,64 @@ def score_pairs(original: str | os.PathLike[str], perturbed: str | os.PathLike[s
     device = check_device(device)
     check_dtype(dtype)
     bh.check_score_options(bootstrap, batch_size, limit)
+    bh.check_pair_inputs(original, perturbed, pairs)
     placement = lm_placement(params)
     placement.check(lm)
-    inputs = {"original": str(original), "perturbed": str(perturbed),
-              "original_path": str(resolve_one(original, "original")),
-              "perturbed_path": str(resolve_one(perturbed, "perturbed"))}
-    pairs, how = bh.pair_sentences(inputs["original_path"], inputs["perturbed_path"])
-    kept, skipped = bh.split_unchanged(pairs[:limit] if limit is not None else pairs)
+    found, how, meta, inputs = score_inputs(original, perturbed, pairs)
+    kept, skipped = bh.split_unchanged(found[:limit] if limit is not None else found)
     loaded = load_lm(lm, device=device, dtype=dtype, placement=placement)
     counter = Counter(resolve_progress(progress), f"scoring {len(kept)} pairs ({lm})",
                       len(kept))
     scores = bh.score_chunked(loaded, kept, batch_size=batch_size, chunk=chunk,
                               progress=counter.advance_to)
     counter.close()
-    summary = {**bh.preference_summary(scores, n_boot=bootstrap, seed=seed), "skipped": skipped,
+    summary = {**bh.preference_summary(scores, n_boot=bootstrap, seed=seed),
+               "normalisation": "sum",
+               "normalised": bh.normalised_summary(scores, n_boot=bootstrap, seed=seed),
+               **_breakdown(scores, meta, bootstrap, seed), "skipped": skipped,
                "aligned_by": how, "lm": lm, "lm_kind": loaded.kind, "dtype": loaded.dtype,
                "bootstrap": bootstrap, "seed": seed, **_placement_record(placement), **inputs}
     out = ScoreResult(summary, [s.as_dict() for s in scores])
     out.title = f"score --lm {lm}: {summary['accuracy']:.3f} prefer the original"
     return out
+
+
+def score_inputs(original: Any, perturbed: Any, pairs: Any
+                 ) -> tuple[list[Any], str, dict[str, dict[str, Any]], dict[str, Any]]:
+    """The pairs to score (:class:`~synrob.probe.causal.behaviour.SentencePair`), how they were
+    aligned (``source``, ``position`` or ``pairs file``), their agreement metadata by pair id,
+    and the inputs as given and resolved (the summary's keys): from the CoNLL-U files
+    ``original`` and ``perturbed``, or from the pairs file ``pairs``."""
+    from synrob.perturb.io.data import resolve_one
+
+    from .causal import behaviour as bh
+
+    if pairs is not None:
+        found, meta, fmt = bh.pairs_from_file(os.fspath(pairs))
+        return found, "pairs file", meta, {"pairs_file": os.fspath(pairs), "pairs_format": fmt}
+    inputs = {"original": str(original), "perturbed": str(perturbed),
+              "original_path": str(resolve_one(original, "original")),
+              "perturbed_path": str(resolve_one(perturbed, "perturbed"))}
+    found, how = bh.pair_sentences(inputs["original_path"], inputs["perturbed_path"])
+    return found, how, bh.agreement_metadata(inputs["perturbed_path"]), inputs
+
+
+def _breakdown(scores: Sequence[Any], meta: Mapping[str, Mapping[str, Any]], n_boot: int,
+               seed: int) -> dict[str, Any]:
+    """``breakdown`` (by subject-verb distance and attractors) and ``breakdown_note``: the
+    breakdown when some scored pair has the metadata, else None and why not."""
+    from .causal.behaviour import agreement_breakdown
+
+    out = agreement_breakdown(scores, meta, n_boot=n_boot, seed=seed)
+    if scores and out["pairs_without_metadata"] < len(scores):
+        missing = out["pairs_without_metadata"]
+        note = (f"{missing} scored pairs have no distance/attractor metadata and are in no "
+                "bucket" if missing else None)
+        return {"breakdown": out, "breakdown_note": note}
+    return {"breakdown": None,
+            "breakdown_note": "no scored pair has synrob.agreement distance/attractor metadata "
+                              "(agreement pairs of synrob perturb --kind agreement 2.1 or later "
+                              "have it), so accuracy is not broken down"}
 
 
 def lm_placement(params: Params = ()) -> Any:

@@ -33,8 +33,8 @@ _CHUNK = 64  # pairs per step of the progress bar
 class ErasureOptions:
     """What ``synrob score`` passes on when ``--erase`` is given."""
 
-    original: str
-    perturbed: str
+    original: str | None
+    perturbed: str | None
     lm: str
     erase: str | None
     erase_random: str | None
@@ -49,6 +49,7 @@ class ErasureOptions:
     limit: int | None
     dtype: str
     placement: Any = None  # synrob.perturb.lm.placement.Placement (None: a plain load)
+    pairs: str | None = None  # a MultiBLiMP / BLiMP file instead of original and perturbed
 
 
 def _eraser_info(eraser: Any, path: str) -> dict[str, Any]:
@@ -123,13 +124,14 @@ def _controls(opts: ErasureOptions, eraser: Any, loaded: Any, layer: int
 
 def _pairs(opts: ErasureOptions) -> tuple[list[Any], str, int]:
     from synrob.perturb.errors import SynrobError
-    from synrob.perturb.io.data import resolve_one
-    from synrob.probe.causal.behaviour import pair_sentences, split_unchanged
+    from synrob.probe.api import score_inputs
+    from synrob.probe.causal.behaviour import split_unchanged
 
-    pairs, how = pair_sentences(str(resolve_one(opts.original)), str(resolve_one(opts.perturbed)))
+    pairs, how, _, _ = score_inputs(opts.original, opts.perturbed, opts.pairs)
     kept, skipped = split_unchanged(pairs[:opts.limit] if opts.limit is not None else pairs)
     if not kept:
-        raise SynrobError(f"{opts.perturbed}: no pair to score (every sentence is unchanged)")
+        raise SynrobError(f"{opts.pairs or opts.perturbed}: no pair to score (every sentence "
+                          "is unchanged)")
     return kept, how, skipped
 
 

@@ -16,7 +16,15 @@ original's total log-probability is strictly higher (a tie is not a preference).
   pairs (a cluster bootstrap, :mod:`synrob.probe.metrics.bootstrap`: variants are not independent).
 * :func:`agreement_breakdown` gives the same accuracy and interval per bucket of an agreement
   pair's subject-verb distance (1, 2-3, 4+) and attractors (0, 1+), read from the pairs'
-  ``synrob.agreement`` metadata.
+  ``synrob.agreement`` metadata (:func:`agreement_metadata` of a CoNLL-U file; a pairs file's
+  ``synrob`` column, :func:`pairs_from_file`).
+* The preference is decided on the summed log-probability (:data:`NORMALISATIONS` ``sum``);
+  :func:`normalised_summary` gives the accuracy under each length normalisation too: per
+  token (the LM's scored tokens), per character (lm-eval's ``acc_norm``) and per UTF-8 byte
+  (lm-eval's ``acc_bytes``) of each side's text.
+* :func:`pairs_from_file` reads the pairs of a MultiBLiMP TSV or a BLiMP JSONL file
+  (:mod:`synrob.perturb.io.pairs`) as :class:`SentencePair` objects: the grammatical sentence
+  is the original, the ungrammatical one the perturbed.
 """
 
 from __future__ import annotations
@@ -32,7 +40,13 @@ from ..metrics.bootstrap import cluster_indices, percentile_interval, source_clu
 
 __all__ = ["SentencePair", "PairScore", "pair_sentences", "split_unchanged", "score_pairs",
            "score_chunked", "check_score_options", "preference_summary", "DISTANCE_BUCKETS",
-           "ATTRACTOR_BUCKETS", "distance_bucket", "attractor_bucket", "agreement_breakdown"]
+           "ATTRACTOR_BUCKETS", "distance_bucket", "attractor_bucket", "agreement_breakdown",
+           "NORMALISATIONS", "normalised_summary", "agreement_metadata", "pairs_from_file",
+           "check_pair_inputs"]
+
+#: How a side's log-probability is compared: the sum (the preference of ``prefers_original``),
+#: or divided by the side's length in the LM's scored tokens, in characters or in UTF-8 bytes.
+NORMALISATIONS = ("sum", "per_token", "per_char", "per_byte")
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,27 @@ class PairScore:
         """Strictly higher total log-probability for the original (ties: False)."""
         return self.logprob_original > self.logprob_perturbed
 
+    def lengths(self, normalisation: str) -> tuple[int, int]:
+        """(original, perturbed) lengths a normalisation divides by (``sum``: 1, 1)."""
+        if normalisation == "per_token":
+            return self.tokens_original, self.tokens_perturbed
+        if normalisation == "per_char":
+            return len(self.pair.original), len(self.pair.perturbed)
+        if normalisation == "per_byte":
+            return (len(self.pair.original.encode("utf-8")),
+                    len(self.pair.perturbed.encode("utf-8")))
+        return 1, 1
+
+    def normalised(self, normalisation: str) -> tuple[float, float]:
+        """(original, perturbed) log-probability under a normalisation (NaN for length 0)."""
+        n_o, n_p = self.lengths(normalisation)
+        return _mean(self.logprob_original, n_o), _mean(self.logprob_perturbed, n_p)
+
+    def prefers(self, normalisation: str = "sum") -> bool:
+        """Strictly higher normalised log-probability for the original (ties, NaN: False)."""
+        o, p = self.normalised(normalisation)
+        return o > p
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON record of one pair (per-token means are NaN for an empty text)."""
         return {
@@ -71,7 +106,12 @@ class PairScore:
             "logprob_per_token_perturbed": _mean(self.logprob_perturbed, self.tokens_perturbed),
             "tokens_original": self.tokens_original,
             "tokens_perturbed": self.tokens_perturbed,
+            "chars_original": len(self.pair.original),
+            "chars_perturbed": len(self.pair.perturbed),
+            "bytes_original": len(self.pair.original.encode("utf-8")),
+            "bytes_perturbed": len(self.pair.perturbed.encode("utf-8")),
             "prefers_original": self.prefers_original,
+            **{f"prefers_original_{n}": self.prefers(n) for n in NORMALISATIONS[1:]},
         }
 
 
@@ -112,6 +152,59 @@ def pair_sentences(original: str | Path, perturbed: str | Path
                           f"{perturbed} has {len(pert)} and no synrob.source comments")
     return [SentencePair(o[0], p[2], o[3], p[3]) for o, p in zip(orig, pert, strict=True)], \
         "position"
+
+
+def agreement_metadata(perturbed: str | Path) -> dict[str, dict[str, Any]]:
+    """Each sentence's ``# synrob.agreement`` JSON (``synrob perturb --kind agreement``), by
+    its ``sent_id``; sentences without one are left out. A comment that is not a JSON object
+    is a :class:`~synrob.perturb.errors.SynrobError` naming the sentence."""
+    import json
+
+    from synrob.perturb.corpus import read_conllu
+    from synrob.perturb.errors import SynrobError
+
+    out: dict[str, dict[str, Any]] = {}
+    for s in read_conllu(perturbed):
+        raw = s.metadata.get("synrob.agreement")
+        if raw is None or s.sent_id is None:
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise SynrobError(f"{perturbed}: sentence {s.sent_id}: synrob.agreement is not "
+                              f"JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise SynrobError(f"{perturbed}: sentence {s.sent_id}: synrob.agreement is not "
+                              "a JSON object")
+        out[s.sent_id] = value
+    return out
+
+
+def pairs_from_file(path: str | Path) -> tuple[list[SentencePair], dict[str, dict[str, Any]],
+                                                str]:
+    """The pairs of a MultiBLiMP TSV or BLiMP JSONL file (:func:`synrob.perturb.io.pairs.
+    read_pairs`: the grammatical sentence as the original), their ``synrob.agreement``
+    metadata by pair id (pairs synrob wrote), and the file's format."""
+    from synrob.perturb.io.pairs import read_pairs
+
+    read = read_pairs(path)
+    pairs = [SentencePair(i.source, i.id, i.good, i.bad) for i in read.items]
+    meta = {i.id: i.agreement for i in read.items if i.agreement is not None}
+    return pairs, meta, read.format
+
+
+def check_pair_inputs(original: Any, perturbed: Any, pairs: Any) -> None:
+    """Either both CoNLL-U files (original and perturbed) or a pairs file, else a
+    :class:`~synrob.perturb.errors.ParameterError` of one line."""
+    from synrob.perturb.errors import ParameterError, arg
+
+    conllu = [x for x in (original, perturbed) if x is not None]
+    if pairs is not None and conllu:
+        raise ParameterError(f"{arg('pairs', 'FILE')} replaces the CoNLL-U pairs (ORIGINAL "
+                             "PERTURBED): give one or the other")
+    if pairs is None and len(conllu) != 2:
+        raise ParameterError("give the CoNLL-U pairs (ORIGINAL and PERTURBED) or a MultiBLiMP "
+                             f"or BLiMP file with {arg('pairs', 'FILE')}")
 
 
 def split_unchanged(pairs: Sequence[SentencePair]) -> tuple[list[SentencePair], int]:
@@ -189,6 +282,23 @@ def preference_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed:
         "logprob_per_token_perturbed": _mean(float(lp.sum()),
                                              sum(s.tokens_perturbed for s in scores)),
     }
+
+
+def normalised_summary(scores: Sequence[PairScore], *, n_boot: int = 1000, seed: int = 0
+                       ) -> dict[str, dict[str, Any]]:
+    """For each length normalisation but ``sum`` (:data:`NORMALISATIONS`): the pairs whose
+    original has the higher normalised log-probability (``preferred``), ``ties``, the
+    ``accuracy`` and its interval, the bootstrap of :func:`preference_summary` (the same
+    resamples for every normalisation)."""
+    out: dict[str, dict[str, Any]] = {}
+    sources = [s.pair.source for s in scores]
+    for norm in NORMALISATIONS[1:]:
+        pairs = [s.normalised(norm) for s in scores]
+        prefers = np.array([o > p for o, p in pairs], dtype=np.float64)
+        out[norm] = {"preferred": int(prefers.sum()), "ties": sum(o == p for o, p in pairs),
+                     "accuracy": float(prefers.mean()) if prefers.size else float("nan"),
+                     "accuracy_ci95": _cluster_interval(prefers, sources, n_boot, seed)}
+    return out
 
 
 def _cluster_interval(prefers: np.ndarray, sources: Sequence[str], n_boot: int, seed: int
