@@ -66,7 +66,9 @@ def test_training_does_not_import_torch_dynamo() -> None:
     code = """
 import sys, numpy as np
 from synrob.probe.probes import StructuralProbe
-from synrob.probe.training.loop import Features, fit, make_batches
+from synrob.probe.probes.inputs import Features
+from synrob.probe.training.batches import make_batches
+from synrob.probe.training.loop import fit
 import torch
 rng = np.random.default_rng(0)
 f = Features.from_sentences([rng.standard_normal((n, 6)).astype(np.float32) for n in (3, 4, 5)])
