@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -25,7 +25,9 @@ class Perturbation:
     changed); ``label`` is ``"O"``/``"I"`` for the SentEval generators; ``note`` says why a
     sentence was left unchanged; ``skipped`` (a perturber with several outputs, on the first
     perturbation of a sentence) says why each other candidate of the sentence gave no output,
-    one note per candidate, counted in the summary. ``comments`` are more ``synrob.*`` comments of this output
+    one note per candidate, counted in the summary; ``refused`` (there too) holds a record of
+    each such candidate (JSON values by name: the word, its subject, the reason), which
+    ``synrob perturb --refused FILE`` writes. ``comments`` are more ``synrob.*`` comments of this output
     (name -> a string, or a JSON value written as compact JSON), written after the standard
     ones, and in JSON lines as fields named without ``synrob.``.
     """
@@ -38,6 +40,7 @@ class Perturbation:
     skipped: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     comments: dict[str, Any] = field(default_factory=dict)
+    refused: tuple[dict[str, Any], ...] = ()
 
 
 def sentence_rng(seed: int, index: int, variant: int = 0) -> random.Random:
@@ -104,6 +107,12 @@ class Perturber(ABC):
     def writes_conllu(self) -> bool:
         """Whether outputs keep a tree (CoNLL-U) or are text only (subword/char units)."""
         return True
+
+    def advice(self, skipped: Mapping[str, int], outputs: int) -> str | None:
+        """A line for the end of the run's summary, or None (the default): what the user can
+        do when a run gave few outputs (``skipped``: how many candidates gave no output, by
+        note; ``outputs``: how many outputs were written)."""
+        return None
 
     def setup(self) -> None:
         """Load heavy resources once (lexicons, models). Idempotent."""

@@ -298,8 +298,9 @@ class _Invalid:
         return ConlluError(self.path, self.line, self.problem, self.sent_id)
 
 
-# per item: _Invalid, or per variant its outputs as (payload, changed?, note, skipped)
-_Entry = tuple[Any, bool, str | None, tuple[str, ...]]
+# per item: _Invalid, or per variant its outputs as (payload, changed?, note, skipped,
+# refused): refused holds a record per candidate without an output, with its sentence
+_Entry = tuple[Any, bool, str | None, tuple[str, ...], tuple[dict[str, Any], ...]]
 _ItemOut = _Invalid | list[_Entry]
 
 
@@ -396,16 +397,19 @@ def _payloads(perturber: Perturber, job: _Job, index: int, variant: int, sentenc
     if not perturber.several_outputs:
         rec = _record(perturber, job, index, variant, sentence, results[0])
         return [(rec if job.fmt is None else rec.format(job.fmt), bool(rec.changed), rec.note,
-                 ())]
+                 (), ())]
     skipped = tuple(n for p in results for n in p.skipped)
+    source = sentence.sent_id or f"s{index + 1}"
+    refused = tuple({"sent_id": source, **r, "text": sentence.text}
+                    for p in results for r in p.refused) if variant == 0 else ()
     written = [p for p in results if p.changed]
     if not written:
-        return [(None, False, results[0].note if results else None, skipped)]
+        return [(None, False, results[0].note if results else None, skipped, refused)]
     out: list[_Entry] = []
     for k, p in enumerate(written):
         rec = _record(perturber, job, index, variant, sentence, p, output=k)
         out.append((rec if job.fmt is None else rec.format(job.fmt), True, None,
-                    skipped if k == 0 else ()))
+                    skipped if k == 0 else (), refused if k == 0 else ()))
     return out
 
 
@@ -463,6 +467,7 @@ def _run(
     skip_invalid: bool,
     on_invalid: Callable[[ConlluError], None] | None,
     stats: PipelineStats | None,
+    on_refused: Callable[[dict[str, Any]], None] | None = None,
 ) -> Iterator[Any]:
     if job.variants < 1:
         raise ParameterError(f"variants must be at least 1, got {job.variants}")
@@ -486,9 +491,12 @@ def _run(
                 continue
             st.sentences += 1
             any_changed = False
-            for payload, changed, note, skipped in entry:
+            for payload, changed, note, skipped, refused in entry:
                 for reason in skipped:
                     st.skipped[reason] = st.skipped.get(reason, 0) + 1
+                if on_refused is not None:
+                    for record in refused:
+                        on_refused(record)
                 if payload is None:  # several outputs, none for this (sentence, variant)
                     if note:
                         st.notes[note] = st.notes.get(note, 0) + 1
@@ -516,6 +524,7 @@ def perturb_records(
     skip_invalid: bool = False,
     on_invalid: Callable[[ConlluError], None] | None = None,
     stats: PipelineStats | None = None,
+    on_refused: Callable[[dict[str, Any]], None] | None = None,
 ) -> Iterator[PerturbRecord]:
     """Perturb a stream of sentences; yield ``variants`` records per sentence, in input order.
 
@@ -523,11 +532,13 @@ def perturb_records(
     ``variants``); ``workers > 1`` perturbs chunks in that many processes (records, sentences
     included, are sent back, so prefer :func:`perturb_formatted` for throughput). A malformed
     :class:`RawBlock` raises :class:`ConlluError`, or with ``skip_invalid`` goes to
-    ``on_invalid`` and is counted in ``stats.invalid``.
+    ``on_invalid`` and is counted in ``stats.invalid``. ``on_refused`` gets the record of
+    every candidate a perturber with several outputs refused (``Perturbation.refused``, with
+    the source's ``sent_id`` and ``text``), once per sentence, in input order.
     """
     yield from _run(perturber, items, _Job(seed, variants, None), batch_size=batch_size,
                     workers=workers, skip_invalid=skip_invalid, on_invalid=on_invalid,
-                    stats=stats)
+                    stats=stats, on_refused=on_refused)
 
 
 def perturb_formatted(
@@ -542,6 +553,7 @@ def perturb_formatted(
     skip_invalid: bool = False,
     on_invalid: Callable[[ConlluError], None] | None = None,
     stats: PipelineStats | None = None,
+    on_refused: Callable[[dict[str, Any]], None] | None = None,
 ) -> Iterator[str]:
     """Like :func:`perturb_records`, but yield each record written as ``fmt`` (see FORMATS).
 
@@ -550,4 +562,4 @@ def perturb_formatted(
     """
     yield from _run(perturber, items, _Job(seed, variants, fmt), batch_size=batch_size,
                     workers=workers, skip_invalid=skip_invalid, on_invalid=on_invalid,
-                    stats=stats)
+                    stats=stats, on_refused=on_refused)

@@ -240,6 +240,12 @@ _Describe = Annotated[
     typer.Option("--describe", help="Print KIND's parameters, defaults and paper, then exit."),
 ]
 _Json = Annotated[bool, typer.Option("--json", help="With --describe: print JSON.")]
+_Refused = Annotated[
+    Path | None,
+    typer.Option("--refused", help="Write every candidate the perturber refused, with its "
+                 "reason, to FILE (TSV; JSON lines for *.jsonl); minimal-pair generators "
+                 "(agreement) only."),
+]
 _Lang = Annotated[
     str | None,
     typer.Option("--lang", help="Language of the inputs (ISO code as UD uses it: en, tr, de...); "
@@ -292,11 +298,13 @@ def _output_format(fmt: str | None, paths: list[tuple[Path, str]], perturber: Pe
 
 def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]], fmt: str,
                   output: Path | None, stdin_blocks: Iterator[RawBlock] | None = None,
-                  **options: Any) -> PipelineStats:
+                  refused: Path | None = None, **options: Any) -> PipelineStats:
     """Perturb every input sentence into ``output`` (stdout by default), with a progress bar;
-    a skipped invalid sentence is reported on stderr. ``options``: seed, variants, batch_size,
-    workers and skip_invalid of :func:`perturb_formatted`."""
+    a skipped invalid sentence is reported on stderr; with ``refused``, every refused
+    candidate goes to that file (written atomically after the output). ``options``: seed,
+    variants, batch_size, workers and skip_invalid of :func:`perturb_formatted`."""
     from synrob.perturb.errors import ConlluError
+    from synrob.perturb.io.refusals import write_refusals
     from synrob.perturb.pipeline import PipelineStats, format_header, perturb_formatted
 
     from ..output import info, output_file, progress
@@ -305,18 +313,40 @@ def _write_output(perturber: Perturber, kind: str, paths: list[tuple[Path, str]]
         info(f"synrob: skipped invalid sentence: {err}")
 
     stats = PipelineStats()
+    records: list[dict[str, Any]] = []
     items = _items(paths, perturber.lang, stdin_blocks)
-    stream = perturb_formatted(perturber, items, fmt, on_invalid=report, stats=stats, **options)
+    stream = perturb_formatted(perturber, items, fmt, on_invalid=report, stats=stats,
+                               on_refused=records.append if refused else None, **options)
     with output_file(output, [str(p) for p, _ in paths]) as out:
         out.write(format_header(fmt))
         for chunk in progress(stream, f"perturbing ({kind})"):
             out.write(chunk)
+    if refused is not None:
+        write_refusals(refused, records)
     return stats
 
 
-def _summarize(stats: PipelineStats, variants: int) -> None:
-    """The summary on stderr: outputs perturbed, the five commonest reasons for no change, and
-    (several outputs) why each candidate without an output had none."""
+def _check_refused(refused: Path | None, output: Path | None, perturber: Perturber,
+                   inputs: list[str]) -> None:
+    """``--refused`` needs a minimal-pair generator and a file that is neither an input nor
+    the output."""
+    from synrob.perturb.errors import ParameterError
+    from synrob.perturb.io.atomic import refuse_overwriting_inputs
+
+    if refused is None:
+        return
+    if not perturber.several_outputs:
+        raise ParameterError(f"--refused: perturber {perturber.name!r} refuses no candidates "
+                             "(it is for minimal-pair generators such as agreement)")
+    if str(refused) == "-" or (output is not None and Path(refused) == Path(output)):
+        raise ParameterError("--refused needs a file of its own, not stdout or the output")
+    refuse_overwriting_inputs(refused, inputs)
+
+
+def _summarize(stats: PipelineStats, variants: int, perturber: Perturber) -> None:
+    """The summary on stderr: outputs perturbed, the five commonest reasons for no change,
+    (several outputs) why each candidate without an output had none, and last the
+    perturber's advice when it has any (agreement: the lexicon that would give more pairs)."""
     from ..output import info
 
     info(stats.summary(variants))
@@ -330,6 +360,9 @@ def _summarize(stats: PipelineStats, variants: int) -> None:
         total = sum(stats.skipped.values())
         info(f"candidates without an output ({total}): "
              + "; ".join(f"{note} ({n})" for note, n in reasons))
+    advice = perturber.advice(stats.skipped, stats.records)
+    if advice:
+        info(advice)
 
 
 def perturb(
@@ -349,6 +382,7 @@ def perturb(
     describe: _Describe = None,
     as_json: _Json = False,
     lang: _Lang = None,
+    refused: _Refused = None,
 ) -> None:
     """Perturb sentences with perturber KIND; write CoNLL-U, text or JSON lines.
 
@@ -364,10 +398,11 @@ def perturb(
     language, stdin_blocks = _input_language(paths, lang)
     perturber = _build_perturber(kind, param or [], budget, inputs, device, language)
     fmt = _output_format(fmt, paths, perturber)
-    stats = _write_output(perturber, kind, paths, fmt, output, stdin_blocks, seed=seed,
-                          variants=variants, batch_size=batch_size, workers=workers,
-                          skip_invalid=skip_invalid)
-    _summarize(stats, variants)
+    _check_refused(refused, output, perturber, [str(p) for p, _ in paths])
+    stats = _write_output(perturber, kind, paths, fmt, output, stdin_blocks, refused,
+                          seed=seed, variants=variants, batch_size=batch_size,
+                          workers=workers, skip_invalid=skip_invalid)
+    _summarize(stats, variants, perturber)
 
 
 def register(app: typer.Typer) -> None:

@@ -69,6 +69,11 @@ class Evidence:
         self.subjects: Counter[str] = Counter()
         self.targets = 0  # words that carry the feature and may agree
         self.marked_subjects = 0  # nsubj words that carry the feature
+        # per noun lemma (NOUN, PROPN): (subject value, verb value) of its single subjects
+        self.lemma_configs: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
+        self.coordinated: Counter[str] = Counter()  # values of words with a coordinated subject
+        self.accusative: set[tuple[str, str]] = set()  # (form, UPOS) seen with Case=Acc
+        self.with_object: set[tuple[str, str]] = set()  # (lemma, UPOS) seen with an obj
 
     @classmethod
     def from_paths(cls, paths: Iterable[Path], feature: str, upos: frozenset[str]) -> Evidence:
@@ -82,11 +87,7 @@ class Evidence:
         children: dict[int, list[Word]] = defaultdict(list)
         for w in words:
             children[w.head].append(w)
-            self.marked_subjects += w.deprel.split(":", 1)[0] == "nsubj" and bool(
-                _values(w, self.feature))
-            if w.upos not in self.upos:
-                for v in _values(w, self.feature):
-                    self.form_values[(w.form.lower(), w.upos)][v] += 1
+            self._count_word(w, words)
         for w in words:
             feats = agreeing_feats(w.upos, w.feats, self.upos, self.feature)
             if feats is None:
@@ -95,6 +96,8 @@ class Evidence:
             if clausal_subject(w, children):
                 continue
             subj = subjects(w, children)
+            if len(subj) == 1 and coordinated(subj[0], children):
+                self.coordinated[feats[self.feature]] += 1
             if len(subj) != 1 or coordinated(subj[0], children):
                 continue
             own = _values(subj[0], self.feature)
@@ -102,6 +105,31 @@ class Evidence:
                 self.subject_verbs[(subj[0].form.lower(), subj[0].upos)][feats[self.feature]] += 1
                 self.subjects[own[0]] += 1
                 self.configs[(own[0], feats[self.feature])] += 1
+                if subj[0].upos in ("NOUN", "PROPN"):
+                    self.lemma_configs[subj[0].lemma.lower()][(own[0], feats[self.feature])] += 1
+
+    def _count_word(self, w: Word, words: Sequence[Word]) -> None:
+        """The counts of one word alone: marked subjects, forms' values, accusative forms,
+        heads of objects."""
+        rel = w.deprel.split(":", 1)[0]
+        self.marked_subjects += rel == "nsubj" and bool(_values(w, self.feature))
+        if w.upos not in self.upos:
+            for v in _values(w, self.feature):
+                self.form_values[(w.form.lower(), w.upos)][v] += 1
+        if "Acc" in _values(w, "Case"):
+            self.accusative.add((w.form.lower(), w.upos))
+        if rel == "obj" and 0 < w.head <= len(words):
+            head = words[w.head - 1]
+            self.with_object.add((head.lemma.lower(), head.upos))
+
+    def coordination_varies(self, min_share: float = MIN_SHARE) -> bool:
+        """Whether words with a coordinated subject take both values, the rarer at least
+        ``min_share`` of the time and at least twice (Czech: *Velká Británie a Francie je* and
+        *jsou*)."""
+        if len(self.coordinated) < 2:
+            return False
+        rarer = self.coordinated.most_common(2)[1][1]
+        return rarer >= 2 and rarer / sum(self.coordinated.values()) >= min_share
 
     def verb_totals(self) -> Counter[str]:
         """How many single subjects' words have each value."""

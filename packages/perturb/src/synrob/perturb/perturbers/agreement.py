@@ -48,11 +48,19 @@ from __future__ import annotations
 import random
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..agreement.attractors import position
+from ..agreement.coordination import coordination_refused
 from ..agreement.evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
+from ..agreement.inflect import english_form
+from ..agreement.inversion import informal_inversion
+from ..agreement.notional import Notional
+from ..agreement.paradigm import animacy_of, own_paradigm
+from ..agreement.prodrop import object_reading
+from ..agreement.quantity import quantity_subject
 from ..agreement.rules import (
     FEATURES,
     agreeing_feats,
@@ -61,8 +69,11 @@ from ..agreement.rules import (
     informal_twin,
     name_hides_gender,
     reading_fits,
+    subject_feats,
     subjects,
 )
+from ..agreement.spelling import keep_marks
+from ..agreement.subjunctive import conditional_be
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
@@ -71,27 +82,52 @@ from ..lexicon.hunspell import HunspellWords, find_dictionary
 from ..lexicon.morphology import match_case
 from ..lexicon.paradigms import Paradigms, canonical_feats, closeness, sentences_with_hosts, values
 
-__all__ = ["Agreement", "AgreementWarning", "PERTURBERS", "NOTES", "note"]
+__all__ = ["Agreement", "AgreementWarning", "PERTURBERS", "NOTES", "CODES", "REASONS", "note",
+           "refusal"]
 
 #: Why a candidate has no pair, in the order its checks run (a sentence's note is that of the
-#: candidate that got furthest); ``{f}`` is the feature.
-NOTES = (
-    "no finite verb, auxiliary or participle with {f}",
-    "the subject is a clause (csubj)",
-    "no agreeing word with exactly one subject",
-    "no subject with the word's {f} (and its other agreement features)",
-    "the subject's form does not show its {f} (attested with two values, with verbs of two, "
-    "or a name)",
-    "the new {f} is grammatical with this subject in the treebanks (direction refused)",
-    "the twin is grammatical in informal use (English: there's + plural)",
-    "no attested form of the lemma with the other {f}",
-    "the rule-made form is not in the language's Hunspell dictionary",
-    "the other {f}'s form is the same (syncretism)",
-    "the new form has another reading that agrees with the subject",
-    "the word is in a multiword token that is not its words' forms joined",
+#: candidate that got furthest), each with its code (the ``reason`` of a ``--refused`` file);
+#: ``{f}`` is the feature.
+REASONS = (
+    ("no_word", "no finite verb, auxiliary or participle with {f}"),
+    ("clausal", "the subject is a clause (csubj)"),
+    ("no_subject", "no agreeing word with exactly one subject"),
+    ("disagree", "no subject with the word's {f} (and its other agreement features)"),
+    ("coordination", "coordination: the subject is a coordination, whose word may agree with "
+     "one conjunct or with all"),
+    ("quantity", "quantity: the subject is a quantity or partitive phrase, whose word may "
+     "agree with its complement (a number of, the majority of, většina)"),
+    ("notional", "notional: the subject is a collective noun or an organisation's name (a "
+     "plural verb is grammatical in British English)"),
+    ("ambiguous", "the subject's form does not show its {f} (attested with two values, with "
+     "verbs of two, or a name)"),
+    ("object_reading", "object_reading: the twin reads the subject as the object of a verb "
+     "whose subject is dropped (pro-drop)"),
+    ("direction", "the new {f} is grammatical with this subject in the treebanks (direction "
+     "refused)"),
+    ("informal", "the twin is grammatical in informal use (English: there's + plural)"),
+    ("informal_inversion", "informal_inversion: a singular verb before a plural subject after "
+     "here, there or a wh-word is grammatical in informal English"),
+    ("subjunctive", "subjunctive: English was and were in a conditional or counterfactual "
+     "clause"),
+    ("no_form", "no attested form of the lemma with the other {f}"),
+    ("paradigm", "paradigm: the attested forms of the other {f} belong to different verbs (a "
+     "lemma of two paradigms)"),
+    ("animacy", "animacy: the twin's form shows an animacy the subject does not carry"),
+    ("dictionary", "the rule-made form is not in the language's Hunspell dictionary"),
+    ("syncretism", "the other {f}'s form is the same (syncretism)"),
+    ("reading", "the new form has another reading that agrees with the subject"),
+    ("token", "the word is in a multiword token that is not its words' forms joined"),
 )
-(_NO_WORD, _CLAUSAL, _NO_SUBJECT, _DISAGREE, _AMBIGUOUS, _REFUSED, _INFORMAL, _NO_FORM,
+NOTES = tuple(text for _, text in REASONS)
+CODES = tuple(code for code, _ in REASONS)
+(_NO_WORD, _CLAUSAL, _NO_SUBJECT, _DISAGREE, _COORDINATION, _QUANTITY, _NOTIONAL, _AMBIGUOUS,
+ _OBJECT, _REFUSED, _INFORMAL, _INVERSION, _SUBJUNCTIVE, _NO_FORM, _PARADIGM, _ANIMACY,
  _DICTIONARY, _SYNCRETIC, _READING, _TOKEN) = range(len(NOTES))
+#: A UD treebank per language whose train split the advice names as a lexicon.
+LEXICON_EXAMPLES = {"en": "en_ewt", "cs": "cs_pdt", "de": "de_gsd", "es": "es_ancora",
+                    "fr": "fr_gsd", "it": "it_isdt", "pl": "pl_pdb", "pt": "pt_bosque",
+                    "ru": "ru_syntagrus", "tr": "tr_boun"}
 #: Notes counted per candidate (a word that carries the feature): from the subject on.
 _COUNTED = _CLAUSAL
 
@@ -114,7 +150,9 @@ class _Pair:
     feats: dict[str, str]  # the new FEATS
     form: str  # cased like the original
     xpos: str
-    via: str  # "attested", "rule" (dictionary-checked) or "rule-unchecked"
+    via: str  # "attested", "lemminflect", "rule" (dictionary-checked) or "rule-unchecked"
+    cell: str  # the FEATS the form is attested with (made forms: the new FEATS)
+    notional: bool = False  # the subject is notional (kept with notional=keep)
 
 
 @dataclass(frozen=True)
@@ -142,7 +180,7 @@ class Agreement(Perturber):
     """One output per agreeing word: the same lemma with another value of the feature."""
 
     name = "agreement"
-    version = "2.1"
+    version = "3.0"
     summary = ("agreement minimal pairs (Number, Person or Gender; finite verbs, auxiliaries "
                "and participles): the lemma's attested form of another value, one output per "
                "pair, grammatical twins refused; tree unchanged")
@@ -177,6 +215,12 @@ class Agreement(Perturber):
               "this share of the subjects of one value take verbs of the new value"),
         Param("min_subjects", int, MIN_SUBJECTS, "... judged when at least this many subjects "
               "have that value"),
+        Param("notional", str, "refuse", "English Number: a collective or organisation subject "
+              "(notional agreement): refuse its pairs, or keep them marked \"notional\": \"yes\"",
+              choices=("refuse", "keep")),
+        Param("lemminflect", str, "true", "English: make a form the treebanks do not attest "
+              "with lemminflect (before the edit rules; Hunspell must accept it)",
+              choices=("true", "false")),
     )
 
     def __init__(self, **params: Any) -> None:
@@ -206,11 +250,11 @@ class Agreement(Perturber):
         self._rules = False  # set by setup: make forms by edit rules
         self._order: tuple[str, ...] = FEATURES[self.feature]
         self.refused: dict[tuple[str, str], tuple[int, int]] = {}
+        self._notional: Notional | None = None  # set by setup in English Number
+        self._coordination_varies = False  # set by setup
 
     def _specs(self) -> list[str]:
-        opts = self.options
-        joined = ",".join(str(opts[k]) for k in ("reference", "lexicon") if opts[k])
-        return [s.strip() for s in joined.split(",") if s.strip()]
+        return _split(self.options["reference"]) + _split(self.options["lexicon"])
 
     # ------------------------------------------------------------------ setup
     def setup(self) -> None:
@@ -218,18 +262,49 @@ class Agreement(Perturber):
         agreeing word or no subject, and for each refused direction."""
         from ..io.data import resolve_input
 
-        paths = [p for spec in self._specs() for p in resolve_input(spec)]
-        par = Paradigms(self.options["min_lemmas"])
+        opts = self.options
+        reference = [p for s in _split(opts["reference"]) for p in resolve_input(s)]
+        lexicon = [p for s in _split(opts["lexicon"]) for p in resolve_input(s)]
+        par = Paradigms(opts["min_lemmas"])
         ev = Evidence(self.feature, self._upos)
-        for rows in sentences_with_hosts(paths):
-            for cols, host in rows:
-                if cols[3] in self._upos:
-                    par.add(cols[1], cols[2], cols[3], cols[4], cols[5], host)
-            ev.add(words_of(rows))
+        names: list[list[Word]] = []  # reference sentences with a proper name
+        for paths, is_reference in ((reference, True), (lexicon, False)):
+            for rows in sentences_with_hosts(paths):
+                for cols, host in rows:
+                    if cols[3] in self._upos:
+                        par.add(cols[1], cols[2], cols[3], cols[4], cols[5], host)
+                words = words_of(rows)
+                ev.add(words)
+                if is_reference and self._notional_applies() and any(
+                        w.upos == "PROPN" for w in words):
+                    names.append(words)
         self._paradigms, self._evidence = par, ev
+        self._coordination_varies = ev.coordination_varies(opts["min_share"])
+        if self._notional_applies():
+            self._notional = Notional(ev.lemma_configs, min_share=opts["min_share"])
+            self._notional.add_names(names)
         self._setup_rules()
         self._check_treebanks(ev)
         self._ready = True
+
+    def _notional_applies(self) -> bool:
+        return self.lang == "en" and self.feature == "Number"
+
+    @property
+    def recorded_options(self) -> dict[str, Any]:
+        """Every option, but ``notional`` outside English Number and ``lemminflect`` outside
+        English; in English Number also ``notional_sources``, the sources the notional filter
+        used (WordNet and spaCy's model may be missing)."""
+        out = dict(self.options)
+        if not self._notional_applies():
+            out.pop("notional")
+        else:
+            self.ensure_setup()
+            assert self._notional is not None
+            out["notional_sources"] = self._notional.sources
+        if self.lang != "en":
+            out.pop("lemminflect")
+        return out
 
     def _setup_rules(self) -> None:
         mode = self.options["rules"]
@@ -271,33 +346,61 @@ class Agreement(Perturber):
 
     # ------------------------------------------------------------------ one word
     def _attested(self, word: Word, want: dict[str, str], host: str | None
-                  ) -> tuple[str, str] | None:
+                  ) -> tuple[str, str] | int | None:
         """``(form, cell)``: the best attested form of the word's shape in a cell compatible
-        with ``want``, or None."""
-        par, low = self.paradigms, word.form.lower()
+        with ``want`` (a form at least ``min_share`` of its cell, of the word's own paradigm:
+        :func:`~synrob.perturb.agreement.paradigm.own_paradigm`); None when none is attested,
+        ``_PARADIGM`` when the attested ones belong to different paradigms."""
+        par, low, share = self.paradigms, word.form.lower(), self.options["min_share"]
         found: Counter[str] = Counter()
         cell_of: dict[str, str] = {}
         for cell in par.compatible_cells(word.lemma, word.upos, want):
-            for f, n in par.forms(word.lemma, word.upos, cell, after=host).items():
-                found[f] += n
-                cell_of.setdefault(f, cell)
+            forms = par.forms(word.lemma, word.upos, cell, after=host)
+            total = sum(forms.values())
+            for f, n in forms.items():
+                if n >= share * total:
+                    found[f] += n
+                    cell_of.setdefault(f, cell)
         fits = sorted((f for f in found if _shape(f) == _shape(low)),
                       key=lambda f: (-found[f], -closeness(f, low), f))
-        return (fits[0], cell_of[fits[0]]) if fits else None
+        if not fits:
+            return None
+        mine = own_paradigm(fits, self._rule_made(word, want))
+        if mine is None:
+            return _PARADIGM
+        return mine[0], cell_of[mine[0]]
 
-    def _rule_form(self, word: Word, feats: dict[str, str], want: dict[str, str]
-                   ) -> tuple[str, str] | int:
-        """``(form, via)`` made by an edit rule (and accepted by the dictionary), or a note."""
-        low = word.form.lower()
-        made = [f for f, _, _ in self.paradigms.rule_forms(
-            word.lemma, word.upos, format_feats(feats), low, format_feats(want))
-            if _shape(f) == _shape(low)]
-        if not made:
-            return _NO_FORM
+    def _rule_made(self, word: Word, want: dict[str, str]) -> list[str]:
+        """The forms the treebanks' edit rules make of the word for ``want``, best first."""
+        return [f for f, _, _ in self.paradigms.rule_forms(
+            word.lemma, word.upos, word.feats, word.form.lower(), format_feats(want))]
+
+    def _checked(self, form: str, via: str) -> tuple[str, str] | int:
+        """``(form, via)`` when the language's dictionary accepts ``form``, ``_DICTIONARY``
+        when it does not; ``via`` ends in ``-unchecked`` without a dictionary."""
         if self._dictionary is None:
-            return made[0], "rule-unchecked"
-        known = [f for f in made if self._dictionary.accepts(f)]
-        return (known[0], "rule") if known else _DICTIONARY
+            return form, f"{via}-unchecked"
+        return (form, via) if self._dictionary.accepts(form) else _DICTIONARY
+
+    def _made_form(self, word: Word, want: dict[str, str]) -> tuple[str, str] | int:
+        """``(form, via)`` for an unattested cell: lemminflect's form (English), then an edit
+        rule's, each accepted by the dictionary; else a note."""
+        low, best = word.form.lower(), _NO_FORM
+        if self.lang == "en" and self.options["lemminflect"] == "true" and _shape(low):
+            made = english_form(word.lemma, want)
+            if made is not None and made != low:
+                checked = self._checked(made, "lemminflect")
+                if not isinstance(checked, int):
+                    return checked
+                best = checked
+        if not self._rules:
+            return best
+        ruled = [f for f in self._rule_made(word, want) if _shape(f) == _shape(low)]
+        if not ruled:
+            return best
+        if self._dictionary is None:
+            return ruled[0], "rule-unchecked"
+        return next(((f, "rule") for f in ruled if self._dictionary.accepts(f)), _DICTIONARY)
 
     def _syncretic(self, word: Word, cells: list[str], form: str) -> bool:
         """Whether ``form`` is at least ``min_share`` of one of ``cells``."""
@@ -318,21 +421,37 @@ class Agreement(Perturber):
                 return True
         return False
 
+    def _want(self, word: Word, subject: Word, feats: dict[str, str], value: str
+              ) -> tuple[dict[str, str], list[str]] | int:
+        """The twin's FEATS (the subject's Animacy where the twin's cells show one) and the
+        lemma's cells compatible with them, or ``_ANIMACY``."""
+        par = self.paradigms
+        want = new_feats(feats, self.feature, value)
+        cells = par.compatible_cells(word.lemma, word.upos, want)
+        animate = animacy_of(want, cells, subject_feats(subject))
+        if animate is None:
+            return _ANIMACY
+        if animate != want:
+            want, cells = animate, par.compatible_cells(word.lemma, word.upos, animate)
+        return want, cells
+
     def _form(self, word: Word, subject: Word, feats: dict[str, str], value: str,
               host: str | None, ctx: _Context) -> _Pair | int:
         """The pair made by giving ``word`` the feature's ``value``, or a note index."""
         par, low = self.paradigms, word.form.lower()
-        want = new_feats(feats, self.feature, value)
-        targets = par.compatible_cells(word.lemma, word.upos, want)
+        wanted = self._want(word, subject, feats, value)
+        if isinstance(wanted, int):
+            return wanted
+        want, targets = wanted
         if self._syncretic(word, targets, low):
             return _SYNCRETIC
         attested = self._attested(word, want, host)
+        if isinstance(attested, int):
+            return attested
         if attested is not None:
             (form, cell), via = attested, "attested"
-        elif not self._rules:
-            return _NO_FORM
         else:
-            made = self._rule_form(word, feats, want)
+            made = self._made_form(word, want)
             if isinstance(made, int):
                 return made
             (form, via), cell = made, canonical_feats(format_feats(want))
@@ -344,7 +463,8 @@ class Agreement(Perturber):
             return _READING
         out = _with_animacy(want, cell)
         xpos = par.xpos(word.lemma, word.upos, cell, form, word.xpos)
-        return _Pair(word, subject, self.feature, out, match_case(word.form, form), xpos, via)
+        spelled = match_case(word.form, keep_marks(word.form, form))
+        return _Pair(word, subject, self.feature, out, spelled, xpos, via, cell)
 
     def _values_to(self, feats: dict[str, str]) -> list[str] | int:
         """The values the word may take, best first, or a note index."""
@@ -354,6 +474,42 @@ class Agreement(Perturber):
             return _NO_WORD
         kept = [v for v in allowed if (own, v) not in self.refused]
         return kept or _REFUSED
+
+    def _subject_note(self, word: Word, subject: Word, ctx: _Context) -> int | None:
+        """Why the subject gives no pair (coordination, quantity, notional, a form that does
+        not show its value, an object reading), or None."""
+        lang, f = self.lang, self.feature
+        if coordination_refused(lang, word, subject, ctx.children, self._coordination_varies):
+            return _COORDINATION
+        if quantity_subject(lang, subject, ctx.children):
+            return _QUANTITY
+        if self._notional is not None and self.options["notional"] == "refuse" and (
+                self._notional.source(subject, ctx.words, ctx.children)):
+            return _NOTIONAL
+        if self.evidence.ambiguous(subject.form, subject.upos, self.options["min_share"]):
+            return _AMBIGUOUS
+        ev = self.evidence
+        if object_reading(lang, f, word, subject, ctx.children, ev.accusative, ev.with_object):
+            return _OBJECT
+        return None
+
+    def _twin_values(self, word: Word, subject: Word, feats: dict[str, str], to: list[str],
+                     ctx: _Context) -> list[str] | int:
+        """The values whose twin no rule shows grammatical (a name's gender, informal
+        English, a conditional *was*/*were*), or the note of the last rule that refused."""
+        f = self.feature
+        own = feats[f]
+        rules = ((_AMBIGUOUS, lambda v: name_hides_gender(f, own, v, subject)),
+                 (_INFORMAL, lambda v: informal_twin(self.lang, f, own, v, word, ctx.children)),
+                 (_INVERSION, lambda v: informal_inversion(self.lang, f, own, v, word, subject,
+                                                           ctx.children, ctx.words)),
+                 (_SUBJUNCTIVE, lambda v: conditional_be(self.lang, word, feats, ctx.words,
+                                                         ctx.children)))
+        for why, refuses in rules:
+            to = [v for v in to if not refuses(v)]
+            if not to:
+                return why
+        return to
 
     def _pair(self, word: Word, ctx: _Context, host: str | None) -> _Pair | int:
         """The pair made from ``word`` (``host``: the word before it in its multiword token,
@@ -369,26 +525,40 @@ class Agreement(Perturber):
             return _NO_SUBJECT
         if not agrees(feats, subj[0], self.feature):
             return _DISAGREE
-        if self.evidence.ambiguous(subj[0].form, subj[0].upos, self.options["min_share"]):
-            return _AMBIGUOUS
+        why = self._subject_note(word, subj[0], ctx)
+        if why is not None:
+            return why
         to = self._values_to(feats)
+        if not isinstance(to, int):
+            to = self._twin_values(word, subj[0], feats, to, ctx)
         if isinstance(to, int):
             return to
-        own = feats[self.feature]
-        named = [v for v in to if not name_hides_gender(self.feature, own, v, subj[0])]
-        if not named:
-            return _AMBIGUOUS
-        to = [v for v in named if not informal_twin(self.lang, self.feature, own, v, word,
-                                                    ctx.children)]
-        if not to:
-            return _INFORMAL
         best = _NO_FORM
         for value in to:
             made = self._form(word, subj[0], feats, value, host, ctx)
             if isinstance(made, _Pair):
-                return made
+                return self._marked(made, ctx)
             best = max(best, made)
         return best
+
+    def _marked(self, pair: _Pair, ctx: _Context) -> _Pair:
+        """The pair marked notional where the filter flags its subject (``notional=keep``)."""
+        if self._notional is None or self.options["notional"] != "keep":
+            return pair
+        flagged = self._notional.source(pair.subject, ctx.words, ctx.children) is not None
+        return replace(pair, notional=flagged)
+
+    def advice(self, skipped: Mapping[str, int], outputs: int) -> str | None:
+        """When at least half as many candidates had no attested form as pairs were written
+        (or none were), the line that names the fix: a lexicon treebank of the language."""
+        unattested = skipped.get(note(_NO_FORM, self.feature), 0)
+        if not unattested or unattested < outputs / 2:
+            return None
+        example = LEXICON_EXAMPLES.get(self.lang)
+        eg = f" (e.g. -p lexicon=ud:{example}:train)" if example else ""
+        return (f"few pairs: {unattested} candidates had no attested form of the other "
+                f"{self.feature} ({outputs} pairs written); add a treebank's forms with "
+                f"-p lexicon=ud:<a treebank of the language>:train{eg}")
 
     # ------------------------------------------------------------------ one sentence
     def perturb(self, sentence: Sentence, rng: random.Random) -> Perturbation:
@@ -398,7 +568,8 @@ class Agreement(Perturber):
     def perturb_all(self, sentence: Sentence, rng: random.Random) -> list[Perturbation]:
         """One perturbation per pair, in word order; without a pair, one unchanged sentence
         with the note of the candidate that got furthest. The first perturbation's
-        ``skipped`` holds the note of every other candidate (a word with the feature)."""
+        ``skipped`` holds the note of every other candidate (a word with the feature), and its
+        ``refused`` a record of each (:func:`refusal`)."""
         self.ensure_setup()
         words = sentence.words()
         children: dict[int, list[Word]] = defaultdict(list)
@@ -407,7 +578,7 @@ class Agreement(Perturber):
         ctx = _Context(words, children)
         hosts = {i: words[i - 2].form for a, b, _ in sentence.ranges() for i in range(a + 1, b + 1)}
         out: list[Perturbation] = []
-        skipped: list[str] = []
+        refused: list[dict[str, Any]] = []
         furthest = _NO_WORD
         for word in words:
             pair = self._pair(word, ctx, hosts.get(word.id))
@@ -416,14 +587,29 @@ class Agreement(Perturber):
                 why = pair if isinstance(pair, int) else _TOKEN
                 furthest = max(furthest, why)
                 if why >= _COUNTED:
-                    skipped.append(note(why, self.feature))
+                    refused.append(refusal(word, subjects(word, children), why, self.feature))
                 continue
             out.append(Perturbation(made, made.text, (word.id,),
                                     comments={"synrob.agreement": _comment(pair, ctx)}))
         if not out:
             out = [Perturbation(sentence, sentence.text, (), note=note(furthest, self.feature))]
-        out[0].skipped = tuple(skipped)
+        out[0].skipped = tuple(r["note"] for r in refused)
+        out[0].refused = tuple(refused)
         return out
+
+
+def refusal(word: Word, subjects: list[Word], why: int, feature: str) -> dict[str, Any]:
+    """The record of a candidate without a pair: the word, its subjects (IDs and forms,
+    comma-separated), the reason's code and its note."""
+    return {"verb_id": word.id, "verb": word.form,
+            "subject_id": ",".join(str(s.id) for s in subjects),
+            "subject": ",".join(s.form for s in subjects),
+            "reason": CODES[why], "note": note(why, feature)}
+
+
+def _split(specs: str | None) -> list[str]:
+    """The comma-separated items of an option (none for None or "")."""
+    return [s.strip() for s in str(specs or "").split(",") if s.strip()]
 
 
 def _with_animacy(want: dict[str, str], cell: str) -> dict[str, str]:
@@ -439,10 +625,13 @@ def _with_animacy(want: dict[str, str], cell: str) -> dict[str, str]:
 def _comment(pair: _Pair, ctx: _Context) -> dict[str, Any]:
     f = pair.feature
     where = position(ctx.words, ctx.children, pair.subject, pair.target, f)
-    return {"target": pair.target.id, "subject": pair.subject.id, "feature": f,
-            "from": pair.target.feats_dict[f], "to": pair.feats[f],
-            "form_from": pair.target.form, "form_to": pair.form, "via": pair.via,
-            **where.metadata()}
+    out = {"target": pair.target.id, "subject": pair.subject.id, "feature": f,
+           "from": pair.target.feats_dict[f], "to": pair.feats[f],
+           "form_from": pair.target.form, "form_to": pair.form, "via": pair.via,
+           **where.metadata(), "attested_feats": pair.cell}
+    if pair.notional:
+        out["notional"] = "yes"
+    return out
 
 
 def respell(sentence: Sentence, pair: _Pair) -> Sentence | None:

@@ -1,0 +1,55 @@
+"""The object reading of a twin in a pro-drop language.
+
+Where a subject pronoun may be dropped, a twin whose verb no longer agrees with its subject
+can be read with a dropped subject and the old subject as the object: Czech *Vyšetřování
+začalo* ("the investigation began") -> *Vyšetřování začal* ("he began the investigation"),
+*Začalo to jako rutinní vyšetření* -> *Začal to ...* ("he began it ..."). The twin is then
+grammatical. :func:`object_reading` says when the ``agreement`` perturber refuses such a pair
+in Gender and Number (reason ``object_reading``): the language is pro-drop
+(:data:`PRO_DROP`), the subject's form (lower-cased, with its UPOS) is attested with
+``Case=Acc`` in the reference treebanks, the word's lemma (with its UPOS) is attested with
+an ``obj`` dependent, and the word has no object of its own nor a reflexive (``obj``,
+``expl:pv``, ``expl:pass``...: *který napsal několik knih*, *měsíc se stal* have no object
+reading). Neuter nouns, inanimate masculines, feminine plurals, *to* and relative *které*
+are the Czech subjects whose nominative is also an accusative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Protocol
+
+__all__ = ["PRO_DROP", "object_reading"]
+
+#: ISO codes of languages whose finite verbs (or participles) go without an overt subject
+#: pronoun in ordinary use: Slavic (Russian only partly: in speech and in the past tense
+#: with context), Romance but French, Greek, Latin, Turkish, Hungarian, Basque, Semitic,
+#: Indo-Iranian, and East Asian languages.
+PRO_DROP = frozenset({"ar", "be", "bg", "bs", "ca", "cs", "el", "es", "eu", "fa", "gl", "he",
+                      "hi", "hr", "hsb", "hu", "it", "ja", "ko", "la", "mk", "pl", "pt", "ro",
+                      "ru", "sk", "sl", "sr", "ta", "tr", "uk", "ur", "zh"})
+#: The features whose pairs the object reading concerns.
+FEATURES = ("Gender", "Number")
+
+
+class _Word(Protocol):
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    deprel: str
+
+
+def _object_slot_taken(word: _Word, children: Mapping[int, Sequence[_Word]]) -> bool:
+    return any(c.deprel.split(":", 1)[0] in ("obj", "expl") for c in children.get(word.id, ()))
+
+
+def object_reading(lang: str, feature: str, word: _Word, subject: _Word,
+                   children: Mapping[int, Sequence[_Word]],
+                   accusative: Collection[tuple[str, str]],
+                   with_object: Collection[tuple[str, str]]) -> bool:
+    """Whether the twin of ``word`` may read ``subject`` as its object (see the module)."""
+    return (lang in PRO_DROP and feature in FEATURES
+            and (subject.form.lower(), subject.upos) in accusative
+            and (word.lemma.lower(), word.upos) in with_object
+            and not _object_slot_taken(word, children))
