@@ -17,7 +17,8 @@ for synrob (2026-12-05) after an audit of UD English GUM test (issue 54). WordNe
 
 from __future__ import annotations
 
-__all__ = ["COLLECTIVE_NOUNS", "ORGANISATION_HEADS", "NOT_NOTIONAL", "QUANTITY_NOUNS"]
+__all__ = ["COLLECTIVE_NOUNS", "ORGANISATION_HEADS", "NOT_NOTIONAL", "QUANTITY_NOUNS",
+           "COMPOUND_ORGANISATIONS"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -31,13 +32,19 @@ band bank board brigade bureau cabinet cast chain charity choir chorus clan clas
 coalition college commission committee community company conglomerate congregation congress
 consortium constituency contingent cooperative corporation council crew crowd delegation
 department directorate electorate enemy establishment faculty family federation firm fleet
-foundation franchise gang generation government group guild herd household industry
+foundation franchise gang generation government group guild headquarters herd household
+industry
 institute jury kitchen label leadership league legislature management media military militia
 ministry mob movement navy newspaper opposition orchestra organisation organization outfit
 panel parliament partnership party personnel platoon population press public publisher
 regime regiment retailer secretariat sector senate squad squadron staff startup syndicate
 team tribe troop troupe union university workforce
 """)
+
+#: Nouns that name an organisation when a ``compound`` says which (*our public health service
+#: is working*, *the civil service*, *my pool service found*), and an activity without one
+#: (*the service was slow*).
+COMPOUND_ORGANISATIONS: frozenset[str] = _words("service")
 
 #: Nouns that make a proper name an organisation's when the name is built on them (the name's
 #: head, or a ``flat``/``compound`` part of it: *the Museum of Flight*, *Farrell Electric*,

@@ -10,8 +10,12 @@ it (reason ``coordination``):
   coordinated subject in both values (:meth:`Evidence.coordination_varies
   <synrob.perturb.agreement.evidence.Evidence.coordination_varies>`): every subject with a
   ``conj`` dependent;
-* in English only when the word comes before the subject (*there is a man and a woman*,
-  *where is John and Mary*): after it a coordination takes a plural verb.
+* in English when the word comes before the subject (*there is a man and a woman*, *where is
+  John and Mary*), when the coordination is one of *or* or *nor* (the verb may agree with the
+  nearest conjunct: *neither the US nor its allies express(es)*), and when the word is singular
+  (*green curry and red curry is awesome* treats the two as one; its plural twin is the
+  standard form). After a plain *and*-coordination with a plural verb the pair stays: *the
+  battles and demonstrations were* -> *was*.
 """
 
 from __future__ import annotations
@@ -30,8 +34,20 @@ SLAVIC = frozenset({"be", "bg", "bs", "cs", "cu", "dsb", "hr", "hsb", "mk", "orv
 
 class _Word(Protocol):
     id: int
+    lemma: str
+    feats: str
     head: int
     deprel: str
+
+
+def _english_kept(word: _Word, subject: _Word, children: Mapping[int, Sequence[_Word]]
+                  ) -> bool:
+    """An English plural word after an *and*-coordination (the only coordination kept)."""
+    conjuncts = [c for c in children.get(subject.id, ()) if c.deprel.split(":")[0] == "conj"]
+    marks = {g.lemma.lower() for c in conjuncts for g in children.get(c.id, ())
+             if g.deprel.split(":")[0] == "cc"}
+    plural = "Number=Plur" in word.feats.split("|")
+    return word.id > subject.id and plural and marks <= {"and", "&"}
 
 
 def coordination_refused(lang: str, word: _Word, subject: _Word,
@@ -41,5 +57,5 @@ def coordination_refused(lang: str, word: _Word, subject: _Word,
     if not coordinated(subject, children):
         return False
     if lang == "en":
-        return word.id < subject.id
+        return not _english_kept(word, subject, children)
     return lang in SLAVIC or varies

@@ -8,7 +8,9 @@ perturber refuses it (reason ``notional``) unless ``notional=keep``.
 
 :class:`Notional` says which **source** flags a subject, trying them in this order:
 
-* ``list``: a common noun in :data:`~synrob.perturb.agreement.collectives.COLLECTIVE_NOUNS`;
+* ``list``: a common noun in :data:`~synrob.perturb.agreement.collectives.COLLECTIVE_NOUNS`,
+  or one of :data:`~synrob.perturb.agreement.collectives.COMPOUND_ORGANISATIONS` with a
+  ``compound`` (*health service*);
 * ``wordnet``: a common noun (or a name, or a ``compound`` + noun such as *civil service*)
   whose first WordNet sense is filed under ``noun.group``;
 * ``names``: a proper name built on an organisation noun (the subject, or a ``flat`` or
@@ -35,7 +37,13 @@ from typing import Protocol
 
 from ..errors import ResourceError
 from ..io.feats import parse_feats
-from .collectives import COLLECTIVE_NOUNS, NOT_NOTIONAL, ORGANISATION_HEADS, QUANTITY_NOUNS
+from .collectives import (
+    COLLECTIVE_NOUNS,
+    COMPOUND_ORGANISATIONS,
+    NOT_NOTIONAL,
+    ORGANISATION_HEADS,
+    QUANTITY_NOUNS,
+)
 from .entities import entity_model, entity_types, entity_types_of
 
 __all__ = ["Notional", "SOURCES", "NON_ORGANISATION_ENTITIES"]
@@ -190,9 +198,9 @@ class Notional:
                 ) -> str | None:
         if _number(subject) == "Plur" and subject.form.lower() != lemma:
             return None  # a plural form: governments, teams
-        if lemma in COLLECTIVE_NOUNS:
-            return "list"
         compounds = [c.lemma.lower() for c in children.get(subject.id, ()) if _rel(c) == "compound"]
+        if lemma in COLLECTIVE_NOUNS or (lemma in COMPOUND_ORGANISATIONS and compounds):
+            return "list"
         if self._is_group(lemma) or any(self._is_group(f"{c} {lemma}") for c in compounds):
             return "wordnet"
         return "treebank" if self._treebank(lemma) and lemma not in QUANTITY_NOUNS else None
