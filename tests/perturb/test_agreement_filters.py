@@ -215,6 +215,10 @@ def test_lemminflect_makes_an_unattested_english_form(tmp_path: Path) -> None:
     got, comment = pair(text, lex)
     assert got == "dog reconcile" and comment["via"] == "lemminflect"
     assert why(text, lex, lemminflect="false", rules="false") == note(A._NO_FORM)
+    # a present plural spelled like the past has a grammatical past reading: it let them
+    lets = block("t", [(1, "it", "it", "PRON", "Number=Sing|Person=3", 2, "nsubj"),
+                       (2, "lets", "let", "VERB", S3, 0, "root")])
+    assert why(lets, lex) == note(A._READING)
 
 
 def test_advice_names_the_lexicon_when_forms_are_missing(tmp_path: Path) -> None:
@@ -341,3 +345,35 @@ def test_refused_is_for_minimal_pair_generators_only(cli, tmp_path: Path) -> Non
     res = cli(["perturb", "-k", "shuffle", str(data), "--refused", str(tmp_path / "r.tsv")])
     assert res.exit_code != 0 and "--refused" in res.stderr
     assert not (tmp_path / "r.tsv").exists()
+
+
+def test_a_subject_of_the_same_form_in_both_numbers_is_refused(tmp_path: Path) -> None:
+    """Czech *práce* is "work" and "works": like *organizace* and *stanice*, whose nominative
+    plural the treebank attests, it keeps *-ce*, so *naše práce bude* may be plural."""
+    lex = czech_lexicon(tmp_path)
+    rows = [cs(f"o{i}", (form, lemma, "NOUN", f"Case=Nom|Gender=Fem|Number={num}"),
+               ("začal", "začít", MASC_SG))
+            for i, (form, lemma, num) in enumerate((("organizace", "organizace", "Sing"),
+                                                    ("organizace", "organizace", "Plur"),
+                                                    ("stanice", "stanice", "Sing"),
+                                                    ("stanice", "stanice", "Plur")))]
+    lex.write_text(lex.read_text(encoding="utf-8") + "".join(rows), encoding="utf-8")
+    work = cs("t", ("práce", "práce", "NOUN", "Case=Nom|Gender=Fem|Number=Sing"),
+              ("začala", "začít", f"Gender=Fem|Number=Sing|{PART}"))
+    assert why(work, lex, lang="cs") == note(A._AMBIGUOUS)
+
+
+def test_an_object_that_reads_as_the_twins_subject_is_refused(tmp_path: Path) -> None:
+    """*To má tři kaple* ("it has three chapels") -> *To mají tři kaple* reads "three chapels
+    have it": *kaple* is also a nominative plural, *to* also an accusative."""
+    lex = czech_lexicon(tmp_path)
+    neut = "Case=Nom|Gender=Neut|Number=Sing|PronType=Dem"
+    attested = (cs("k1", ("kaple", "kaple", "NOUN", "Case=Nom|Gender=Fem|Number=Plur"),
+                   ("mají", "mít", P3))
+                + cs("k2", ("muž", "muž", "NOUN", ANIM), ("má", "mít", S3),
+                     [(3, "to", "ten", "DET", "Case=Acc|Gender=Neut|Number=Sing", 2, "obj")])
+                + cs("k3", ("muž", "muž", "NOUN", ANIM), ("má", "mít", S3)))
+    lex.write_text(lex.read_text(encoding="utf-8") + attested, encoding="utf-8")
+    has = cs("t", ("To", "ten", "DET", neut), ("má", "mít", S3),
+             [(3, "kaple", "kaple", "NOUN", "Case=Acc|Gender=Fem|Number=Plur", 2, "obj")])
+    assert why(has, lex, lang="cs") == note(A._OBJECT)

@@ -73,6 +73,8 @@ class Evidence:
         self.lemma_configs: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
         self.coordinated: Counter[str] = Counter()  # values of words with a coordinated subject
         self.accusative: set[tuple[str, str]] = set()  # (form, UPOS) seen with Case=Acc
+        # (form, UPOS) seen with Case=Nom: the values of the feature it had there
+        self.nominative: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.with_object: set[tuple[str, str]] = set()  # (lemma, UPOS) seen with an obj
 
     @classmethod
@@ -116,8 +118,11 @@ class Evidence:
         if w.upos not in self.upos:
             for v in _values(w, self.feature):
                 self.form_values[(w.form.lower(), w.upos)][v] += 1
-        if "Acc" in _values(w, "Case"):
+        cases = _values(w, "Case")
+        if "Acc" in cases:
             self.accusative.add((w.form.lower(), w.upos))
+        if "Nom" in cases:
+            self.nominative[(w.form.lower(), w.upos)].update(_values(w, self.feature))
         if rel == "obj" and 0 < w.head <= len(words):
             head = words[w.head - 1]
             self.with_object.add((head.lemma.lower(), head.upos))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["penn_tag", "english_form"]
+__all__ = ["penn_tag", "english_form", "past_forms"]
 
 _BE = {("Pres", "Sing", "1"): "am", ("Pres", "Sing", "3"): "is", ("Past", "Sing", "1"): "was",
        ("Past", "Sing", "3"): "was"}
@@ -45,3 +45,14 @@ def english_form(lemma: str, feats: Mapping[str, str]) -> str | None:
         return _BE.get(key, "are" if key[0] == "Pres" else "were")
     forms = getInflection(low, tag=tag)
     return forms[0].lower() if forms else None
+
+
+def past_forms(lemma: str) -> frozenset[str]:
+    """The past-tense forms lemminflect knows for ``lemma`` (lower-cased): a present twin
+    spelled like one has a grammatical past reading (*it lets* -> *it let*)."""
+    from lemminflect import getAllInflections
+
+    if not lemma.isalpha():
+        return frozenset()
+    return frozenset(f.lower() for f in getAllInflections(lemma.lower(), upos="VERB").get(
+        "VBD", ()))

@@ -12,14 +12,22 @@ an ``obj`` dependent, and the word has no object of its own nor a reflexive (``o
 ``expl:pv``, ``expl:pass``...: *který napsal několik knih*, *měsíc se stal* have no object
 reading). Neuter nouns, inanimate masculines, feminine plurals, *to* and relative *které*
 are the Czech subjects whose nominative is also an accusative.
+
+:func:`swapped_roles` is the same reading with the roles swapped in the sentence itself: the
+word's object can be read as its subject when its form is attested as a nominative with the
+twin's value (in the treebanks, or by its lemma's paradigm:
+:func:`~synrob.perturb.agreement.syncretism.nominative_values`) and the subject's form as an
+accusative: *To má tři paralelní kaple* ("it has
+three chapels") -> *To mají tři paralelní kaple* ("three chapels have it"). Refused in any
+language with case (same reason).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol
 
-__all__ = ["PRO_DROP", "object_reading"]
+__all__ = ["PRO_DROP", "object_reading", "swapped_roles"]
 
 #: ISO codes of languages whose finite verbs (or participles) go without an overt subject
 #: pronoun in ordinary use: Slavic (Russian only partly: in speech and in the past tense
@@ -53,3 +61,16 @@ def object_reading(lang: str, feature: str, word: _Word, subject: _Word,
             and (subject.form.lower(), subject.upos) in accusative
             and (word.lemma.lower(), word.upos) in with_object
             and not _object_slot_taken(word, children))
+
+
+def swapped_roles(feature: str, value: str, word: _Word, subject: _Word,
+                  children: Mapping[int, Sequence[_Word]],
+                  accusative: Collection[tuple[str, str]],
+                  nominative: Callable[[_Word], Collection[str]]) -> bool:
+    """Whether the twin with ``value`` may read the word's object as its subject and the
+    subject as its object (see the module; ``nominative``: the values of ``feature`` a
+    word's form has as a nominative)."""
+    if feature not in FEATURES or (subject.form.lower(), subject.upos) not in accusative:
+        return False
+    objects = [c for c in children.get(word.id, ()) if c.deprel.split(":", 1)[0] == "obj"]
+    return any(value in nominative(o) for o in objects)

@@ -55,11 +55,11 @@ from typing import Any
 from ..agreement.attractors import position
 from ..agreement.coordination import coordination_refused
 from ..agreement.evidence import MIN_SHARE, MIN_SUBJECTS, MISMATCH_SHARE, Evidence, words_of
-from ..agreement.inflect import english_form
+from ..agreement.inflect import english_form, past_forms
 from ..agreement.inversion import informal_inversion
 from ..agreement.notional import Notional
 from ..agreement.paradigm import animacy_of, own_paradigm
-from ..agreement.prodrop import object_reading
+from ..agreement.prodrop import object_reading, swapped_roles
 from ..agreement.quantity import quantity_subject
 from ..agreement.rules import (
     FEATURES,
@@ -74,6 +74,7 @@ from ..agreement.rules import (
 )
 from ..agreement.spelling import keep_marks
 from ..agreement.subjunctive import conditional_be
+from ..agreement.syncretism import NOMINAL_UPOS, hides_number, nominative_values
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
@@ -251,6 +252,7 @@ class Agreement(Perturber):
         self._order: tuple[str, ...] = FEATURES[self.feature]
         self.refused: dict[tuple[str, str], tuple[int, int]] = {}
         self._notional: Notional | None = None  # set by setup in English Number
+        self._nominals: Paradigms | None = None  # set by setup for Number: nouns' forms
         self._coordination_varies = False  # set by setup
 
     def _specs(self) -> list[str]:
@@ -266,6 +268,7 @@ class Agreement(Perturber):
         reference = [p for s in _split(opts["reference"]) for p in resolve_input(s)]
         lexicon = [p for s in _split(opts["lexicon"]) for p in resolve_input(s)]
         par = Paradigms(opts["min_lemmas"])
+        nominals = Paradigms(opts["min_lemmas"])
         ev = Evidence(self.feature, self._upos)
         names: list[list[Word]] = []  # reference sentences with a proper name
         for paths, is_reference in ((reference, True), (lexicon, False)):
@@ -273,12 +276,14 @@ class Agreement(Perturber):
                 for cols, host in rows:
                     if cols[3] in self._upos:
                         par.add(cols[1], cols[2], cols[3], cols[4], cols[5], host)
+                    if cols[3] in NOMINAL_UPOS:
+                        nominals.add(cols[1], cols[2], cols[3], cols[4], cols[5])
                 words = words_of(rows)
                 ev.add(words)
                 if is_reference and self._notional_applies() and any(
                         w.upos == "PROPN" for w in words):
                     names.append(words)
-        self._paradigms, self._evidence = par, ev
+        self._paradigms, self._evidence, self._nominals = par, ev, nominals
         self._coordination_varies = ev.coordination_varies(opts["min_share"])
         if self._notional_applies():
             self._notional = Notional(ev.lemma_configs, min_share=opts["min_share"])
@@ -337,6 +342,19 @@ class Agreement(Perturber):
         self.ensure_setup()
         assert self._paradigms is not None
         return self._paradigms
+
+    @property
+    def nominals(self) -> Paradigms:
+        """The forms of the treebanks' nouns, pronouns, determiners, adjectives, numerals."""
+        self.ensure_setup()
+        assert self._nominals is not None
+        return self._nominals
+
+    def _nominative(self, word: Word) -> set[str]:
+        """The values of the feature the word's form has as a nominative (treebanks or
+        paradigm)."""
+        seen = self.evidence.nominative.get((word.form.lower(), word.upos), set())
+        return seen | nominative_values(word, self.feature, self.nominals)
 
     @property
     def evidence(self) -> Evidence:
@@ -459,7 +477,9 @@ class Agreement(Perturber):
         if (form == low or self._syncretic(word, own, form)
                 or not par.marks(word.lemma, word.upos, form, format_feats(feats))):
             return _SYNCRETIC
-        if self._other_reading(word, subject, feats, form, targets, ctx):
+        if self._other_reading(word, subject, feats, form, targets, ctx) or (
+                self.lang == "en" and want.get("Tense") == "Pres"
+                and form in past_forms(word.lemma)):
             return _READING
         out = _with_animacy(want, cell)
         xpos = par.xpos(word.lemma, word.upos, cell, form, word.xpos)
@@ -486,7 +506,8 @@ class Agreement(Perturber):
         if self._notional is not None and self.options["notional"] == "refuse" and (
                 self._notional.source(subject, ctx.words, ctx.children)):
             return _NOTIONAL
-        if self.evidence.ambiguous(subject.form, subject.upos, self.options["min_share"]):
+        if self.evidence.ambiguous(subject.form, subject.upos, self.options["min_share"]) or (
+                f == "Number" and hides_number(subject, ctx.children, self.nominals)):
             return _AMBIGUOUS
         ev = self.evidence
         if object_reading(lang, f, word, subject, ctx.children, ev.accusative, ev.with_object):
@@ -497,9 +518,11 @@ class Agreement(Perturber):
                      ctx: _Context) -> list[str] | int:
         """The values whose twin no rule shows grammatical (a name's gender, informal
         English, a conditional *was*/*were*), or the note of the last rule that refused."""
-        f = self.feature
+        f, ev = self.feature, self.evidence
         own = feats[f]
         rules = ((_AMBIGUOUS, lambda v: name_hides_gender(f, own, v, subject)),
+                 (_OBJECT, lambda v: swapped_roles(f, v, word, subject, ctx.children,
+                                                   ev.accusative, self._nominative)),
                  (_INFORMAL, lambda v: informal_twin(self.lang, f, own, v, word, ctx.children)),
                  (_INVERSION, lambda v: informal_inversion(self.lang, f, own, v, word, subject,
                                                            ctx.children, ctx.words)),

@@ -1,0 +1,78 @@
+"""Subjects whose words do not show their number: the same form in the singular and plural.
+
+Czech *práce* ("work", "works"), *zatýkání* ("arrest", "arrests"), *cestující* ("passenger",
+"passengers"), English *sheep*: with such a head and modifiers of the same kind (*naše
+práce*, *aktuální zatýkání*), the subject can be read in either number, so the twin of its
+verb is grammatical (*naše práce budou pokračovat*: "our works will continue").
+:func:`hides_number` says when the ``agreement`` perturber refuses such a Number pair (reason
+``ambiguous``, with the subject forms that do not show their value): the subject and each of
+its dependents that carries Number (``amod``, ``det``, ``nummod``) have a form that is also
+their lemma's form of the other Number in the same case, attested in the treebanks or made by
+the edit rule their other lemmas of the same ending follow (Czech feminines in *-ce* keep *-ce*
+in the nominative plural: *organizace*). One word that shows its number (*prachové bouře*,
+*schodek*) makes the subject's number plain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from ..io.feats import format_feats, parse_feats
+from ..lexicon.paradigms import Paradigms
+
+__all__ = ["NOMINAL_UPOS", "hides_number", "nominative_values"]
+
+#: The UPOS of the words whose forms are read for number syncretism.
+NOMINAL_UPOS = frozenset({"NOUN", "PROPN", "PRON", "DET", "ADJ", "NUM"})
+_OTHER = {"Sing": "Plur", "Plur": "Sing"}
+
+
+class _Word(Protocol):
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    feats: str
+    deprel: str
+
+
+def _spelled(word: _Word, want: str, paradigms: Paradigms) -> bool:
+    """Whether the word's form is its lemma's form with FEATS ``want``: attested, or made by
+    the edit rule of its lemma's other forms' kind."""
+    low = word.form.lower()
+    if low in paradigms.forms(word.lemma, word.upos, want):
+        return True
+    made = paradigms.rule_forms(word.lemma, word.upos, word.feats, low, want)
+    return any(form == low for form, _, _ in made)
+
+
+def nominative_values(word: _Word, feature: str, paradigms: Paradigms) -> set[str]:
+    """The word's value of ``feature`` when its form is also its lemma's nominative (Czech
+    *kaple* accusative plural = nominative plural), else none."""
+    feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
+    if "Case" not in feats or feature not in feats:
+        return set()
+    if feats["Case"] == "Nom" or _spelled(word, format_feats({**feats, "Case": "Nom"}),
+                                           paradigms):
+        return set(feats[feature].split(","))
+    return set()
+
+
+def _syncretic(word: _Word, paradigms: Paradigms) -> bool | None:
+    """Whether the word's form is also its lemma's form of the other Number (None: the word
+    has no single Number)."""
+    feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
+    other = _OTHER.get(feats.get("Number", ""))
+    if other is None:
+        return None
+    return _spelled(word, format_feats({**feats, "Number": other}), paradigms)
+
+
+def hides_number(subject: _Word, children: Mapping[int, Sequence[_Word]],
+                 paradigms: Paradigms) -> bool:
+    """Whether no word of the subject shows its Number (see the module)."""
+    words = [subject] + [c for c in children.get(subject.id, ())
+                         if c.deprel.split(":", 1)[0] in ("amod", "det", "nummod")]
+    seen = [_syncretic(w, paradigms) for w in words]
+    return seen[0] is True and all(s is not False for s in seen)
