@@ -7,7 +7,8 @@ začalo* ("the investigation began") -> *Vyšetřování začal* ("he began the 
 grammatical. :func:`object_reading` says when the ``agreement`` perturber refuses such a pair
 in Gender and Number (reason ``object_reading``): the language is pro-drop
 (:data:`PRO_DROP`), the subject's form (lower-cased, with its UPOS) is attested with
-``Case=Acc`` in the reference treebanks, the word's lemma (with its UPOS) is attested with
+``Case=Acc`` in the reference treebanks or is its lemma's accusative by the paradigm
+(:func:`~synrob.perturb.agreement.syncretism.reads_as`), the word's lemma (with its UPOS) is attested with
 an ``obj`` dependent, and the word has no object of its own nor a reflexive (``obj``,
 ``expl:pv``, ``expl:pass``...: *který napsal několik knih*, *měsíc se stal* have no object
 reading). Neuter nouns, inanimate masculines, feminine plurals, *to* and relative *které*
@@ -54,23 +55,23 @@ def _object_slot_taken(word: _Word, children: Mapping[int, Sequence[_Word]]) -> 
 
 def object_reading(lang: str, feature: str, word: _Word, subject: _Word,
                    children: Mapping[int, Sequence[_Word]],
-                   accusative: Collection[tuple[str, str]],
+                   accusative: Callable[[_Word], bool],
                    with_object: Collection[tuple[str, str]]) -> bool:
-    """Whether the twin of ``word`` may read ``subject`` as its object (see the module)."""
+    """Whether the twin of ``word`` may read ``subject`` as its object (see the module;
+    ``accusative``: whether a word's form is also an accusative)."""
     return (lang in PRO_DROP and feature in FEATURES
-            and (subject.form.lower(), subject.upos) in accusative
             and (word.lemma.lower(), word.upos) in with_object
-            and not _object_slot_taken(word, children))
+            and not _object_slot_taken(word, children) and accusative(subject))
 
 
 def swapped_roles(feature: str, value: str, word: _Word, subject: _Word,
                   children: Mapping[int, Sequence[_Word]],
-                  accusative: Collection[tuple[str, str]],
+                  accusative: Callable[[_Word], bool],
                   nominative: Callable[[_Word], Collection[str]]) -> bool:
     """Whether the twin with ``value`` may read the word's object as its subject and the
     subject as its object (see the module; ``nominative``: the values of ``feature`` a
     word's form has as a nominative)."""
-    if feature not in FEATURES or (subject.form.lower(), subject.upos) not in accusative:
+    if feature not in FEATURES:
         return False
     objects = [c for c in children.get(word.id, ()) if c.deprel.split(":", 1)[0] == "obj"]
-    return any(value in nominative(o) for o in objects)
+    return any(value in nominative(o) for o in objects) and accusative(subject)

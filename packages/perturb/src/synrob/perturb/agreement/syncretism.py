@@ -21,7 +21,7 @@ from typing import Protocol
 from ..io.feats import format_feats, parse_feats
 from ..lexicon.paradigms import Paradigms
 
-__all__ = ["NOMINAL_UPOS", "hides_number", "nominative_values"]
+__all__ = ["NOMINAL_UPOS", "hides_number", "nominative_values", "reads_as"]
 
 #: The UPOS of the words whose forms are read for number syncretism.
 NOMINAL_UPOS = frozenset({"NOUN", "PROPN", "PRON", "DET", "ADJ", "NUM"})
@@ -39,12 +39,33 @@ class _Word(Protocol):
 
 def _spelled(word: _Word, want: str, paradigms: Paradigms) -> bool:
     """Whether the word's form is its lemma's form with FEATS ``want``: attested, or made by
-    the edit rule of its lemma's other forms' kind."""
+    the edit rule most of the lemmas of its kind use (strictly more than any other rule:
+    English *boy* is no plural because a few nouns ending like it, *sheep*, keep their form),
+    or, where no rule changes it, kept by most lemmas of its ending (of its cell when fewer
+    than ``min_lemmas`` end like it: :meth:`~synrob.perturb.lexicon.paradigms.Paradigms.
+    kept_form`)."""
     low = word.form.lower()
     if low in paradigms.forms(word.lemma, word.upos, want):
         return True
     made = paradigms.rule_forms(word.lemma, word.upos, word.feats, low, want)
-    return any(form == low for form, _, _ in made)
+    if not made:  # no edit rule: do the lemmas of its kind keep the form? (práce, okres)
+        same, other = paradigms.kept_form(word.upos, word.feats, want, low)
+        if same + other < paradigms.min_lemmas:  # too few of its ending: every lemma
+            same, other = paradigms.kept_form(word.upos, word.feats, want)
+        return same >= paradigms.min_lemmas and same > other
+    counts = sorted((n for _, _, n in made), reverse=True)
+    best = next(form for form, _, n in made if n == counts[0])
+    return best == low and (len(counts) == 1 or counts[0] > counts[1])
+
+
+def reads_as(word: _Word, case: str, paradigms: Paradigms) -> bool:
+    """Whether the word's form is also its lemma's form in ``case`` (its other FEATS kept):
+    Czech *projekty* nominative = accusative plural."""
+    feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
+    if "Case" not in feats:
+        return False
+    return feats["Case"] == case or _spelled(word, format_feats({**feats, "Case": case}),
+                                             paradigms)
 
 
 def nominative_values(word: _Word, feature: str, paradigms: Paradigms) -> set[str]:
@@ -53,10 +74,7 @@ def nominative_values(word: _Word, feature: str, paradigms: Paradigms) -> set[st
     feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
     if "Case" not in feats or feature not in feats:
         return set()
-    if feats["Case"] == "Nom" or _spelled(word, format_feats({**feats, "Case": "Nom"}),
-                                           paradigms):
-        return set(feats[feature].split(","))
-    return set()
+    return set(feats[feature].split(",")) if reads_as(word, "Nom", paradigms) else set()
 
 
 def _syncretic(word: _Word, paradigms: Paradigms) -> bool | None:

@@ -145,6 +145,8 @@ class Paradigms:
             lambda: defaultdict(set))
         self._lemmas_with: dict[tuple[str, str, EditRule], set[str]] = defaultdict(set)
         self._tables: dict[tuple[str, str, EditRule, str, tuple[str, str]], _Table] = {}
+        self._cell_lemmas: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._kept: dict[tuple[str, str, str, tuple[str, str]], tuple[int, int]] = {}
         self.words = 0
 
     @property
@@ -179,6 +181,9 @@ class Paradigms:
         if host:
             self._hosts[(cell, low_f)][ending(host.lower())] += 1
         self._cell_xpos[(upos, feats)][xpos] += 1
+        self._cell_lemmas[(upos, feats)].add(low_l)
+        if self._kept:
+            self._kept.clear()
         rule = self.rules.add(upos, feats, low_l, low_f)
         if rule is not None:
             self._rules_of[(low_l, upos)][feats].add(rule)
@@ -279,6 +284,27 @@ class Paradigms:
         table = tuple((rule, frozenset(lemmas)) for rule, lemmas in by_rule.items())
         self._tables[key] = table
         return table
+
+    def kept_form(self, upos: str, feats: str, to_feats: str, form: str | None = None
+                  ) -> tuple[int, int]:
+        """``(same, other)``: of the lemmas attested in both cells whose most frequent form
+        in ``feats`` ends like ``form`` (:func:`ending`; every lemma when ``form`` is None),
+        how many spell ``to_feats`` with that same form and how many otherwise (Czech
+        feminines in *-ce*: *organizace* is nominative singular and plural; masculine
+        inanimates are accusative as nominative; memoised until the next :meth:`add`)."""
+        feats, to_feats = canonical_feats(feats), canonical_feats(to_feats)
+        key = (upos, feats, to_feats, ending(form.lower()) if form is not None else ("", ""))
+        if key not in self._kept:
+            same = other = 0
+            for lemma in self._cell_lemmas.get((upos, feats), set()) & self._cell_lemmas.get(
+                    (upos, to_feats), set()):
+                own = self._forms[(lemma, upos, feats)].most_common(1)[0][0]
+                if form is not None and ending(own) != key[3]:
+                    continue
+                new = self._forms[(lemma, upos, to_feats)].most_common(1)[0][0]
+                same, other = same + (new == own), other + (new != own)
+            self._kept[key] = (same, other)
+        return self._kept[key]
 
     def xpos(self, lemma: str, upos: str, feats: str, form: str, original: str) -> str:
         """The XPOS of ``form`` in the cell: the most frequent attested with the form there,

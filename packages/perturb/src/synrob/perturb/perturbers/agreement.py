@@ -74,7 +74,7 @@ from ..agreement.rules import (
 )
 from ..agreement.spelling import keep_marks
 from ..agreement.subjunctive import conditional_be
-from ..agreement.syncretism import NOMINAL_UPOS, hides_number, nominative_values
+from ..agreement.syncretism import NOMINAL_UPOS, hides_number, nominative_values, reads_as
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
@@ -350,6 +350,11 @@ class Agreement(Perturber):
         assert self._nominals is not None
         return self._nominals
 
+    def _accusative(self, word: Word) -> bool:
+        """Whether the word's form is also an accusative (treebanks or paradigm)."""
+        return ((word.form.lower(), word.upos) in self.evidence.accusative
+                or reads_as(word, "Acc", self.nominals))
+
     def _nominative(self, word: Word) -> set[str]:
         """The values of the feature the word's form has as a nominative (treebanks or
         paradigm)."""
@@ -400,11 +405,14 @@ class Agreement(Perturber):
             return form, f"{via}-unchecked"
         return (form, via) if self._dictionary.accepts(form) else _DICTIONARY
 
-    def _made_form(self, word: Word, want: dict[str, str]) -> tuple[str, str] | int:
-        """``(form, via)`` for an unattested cell: lemminflect's form (English), then an edit
-        rule's, each accepted by the dictionary; else a note."""
+    def _made_form(self, word: Word, want: dict[str, str], host: str | None
+                   ) -> tuple[str, str] | int:
+        """``(form, via)`` for an unattested cell: lemminflect's form (English; not for a
+        word after its host in a multiword token, a clitic spelled its own way: *I+m*), then
+        an edit rule's, each accepted by the dictionary; else a note."""
         low, best = word.form.lower(), _NO_FORM
-        if self.lang == "en" and self.options["lemminflect"] == "true" and _shape(low):
+        if (self.lang == "en" and self.options["lemminflect"] == "true" and _shape(low)
+                and host is None):
             made = english_form(word.lemma, want)
             if made is not None and made != low:
                 checked = self._checked(made, "lemminflect")
@@ -469,7 +477,7 @@ class Agreement(Perturber):
         if attested is not None:
             (form, cell), via = attested, "attested"
         else:
-            made = self._made_form(word, want)
+            made = self._made_form(word, want, host)
             if isinstance(made, int):
                 return made
             (form, via), cell = made, canonical_feats(format_feats(want))
@@ -510,7 +518,8 @@ class Agreement(Perturber):
                 f == "Number" and hides_number(subject, ctx.children, self.nominals)):
             return _AMBIGUOUS
         ev = self.evidence
-        if object_reading(lang, f, word, subject, ctx.children, ev.accusative, ev.with_object):
+        if object_reading(lang, f, word, subject, ctx.children, self._accusative,
+                          ev.with_object):
             return _OBJECT
         return None
 
@@ -518,11 +527,11 @@ class Agreement(Perturber):
                      ctx: _Context) -> list[str] | int:
         """The values whose twin no rule shows grammatical (a name's gender, informal
         English, a conditional *was*/*were*), or the note of the last rule that refused."""
-        f, ev = self.feature, self.evidence
+        f = self.feature
         own = feats[f]
         rules = ((_AMBIGUOUS, lambda v: name_hides_gender(f, own, v, subject)),
                  (_OBJECT, lambda v: swapped_roles(f, v, word, subject, ctx.children,
-                                                   ev.accusative, self._nominative)),
+                                                   self._accusative, self._nominative)),
                  (_INFORMAL, lambda v: informal_twin(self.lang, f, own, v, word, ctx.children)),
                  (_INVERSION, lambda v: informal_inversion(self.lang, f, own, v, word, subject,
                                                            ctx.children, ctx.words)),
