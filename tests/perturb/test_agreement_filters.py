@@ -377,3 +377,29 @@ def test_an_object_that_reads_as_the_twins_subject_is_refused(tmp_path: Path) ->
     has = cs("t", ("To", "ten", "DET", neut), ("má", "mít", S3),
              [(3, "kaple", "kaple", "NOUN", "Case=Acc|Gender=Fem|Number=Plur", 2, "obj")])
     assert why(has, lex, lang="cs") == note(A._OBJECT)
+
+
+def test_lemminflect_makes_no_clitic_after_its_host(tmp_path: Path) -> None:
+    """GUM's *Im* (I + m, no apostrophe) gave *Iare*: a word after its host in a multiword
+    token takes attested forms only."""
+    lex = lexicon(tmp_path)
+    pron = "Case=Nom|Number=Sing|Person=1|PronType=Prs"
+    im = block("t", [("1-2", "Im"), (1, "I", "I", "PRON", pron, 3, "nsubj"),
+                     (2, "m", "be", "AUX", "Mood=Ind|Number=Sing|Person=1|Tense=Pres|"
+                      "VerbForm=Fin", 3, "cop"),
+                     (3, "happy", "happy", "ADJ", "Degree=Pos", 0, "root")], "Im happy")
+    assert why(im, lex) == note(A._NO_FORM)
+
+
+def test_a_form_kept_by_the_lemmas_of_its_kind_reads_as_the_other_cell() -> None:
+    from synrob.perturb.lexicon.paradigms import Paradigms
+
+    par = Paradigms()
+    sing, plur = "Case=Nom|Gender=Fem|Number=Sing", "Case=Nom|Gender=Fem|Number=Plur"
+    for lemma in ("organizace", "stanice", "ulice"):
+        par.add(lemma, lemma, "NOUN", "_", sing)
+        par.add(lemma, lemma, "NOUN", "_", plur)
+    par.add("žena", "žena", "NOUN", "_", sing)
+    par.add("ženy", "žena", "NOUN", "_", plur)
+    assert par.kept_form("NOUN", sing, plur, "práce") == (3, 0)  # ends like them
+    assert par.kept_form("NOUN", sing, plur) == (3, 1)  # every lemma of the cells
