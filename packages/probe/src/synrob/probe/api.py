@@ -25,6 +25,7 @@ from .representations.encoding import RepresentationSet
 from .runtime.progress import Counter, ProgressOption, RunCallback, StageCallback, resolve_progress
 from .tasks.base import Task
 from .training.probing import LayerResult, ProbeRun
+from .training.rows import probe_rows
 
 __all__ = ["Comparison", "EraseResult", "ExperimentResults", "ProbeResult", "ScoreResult",
            "compare", "encode", "erase", "list_experiments", "load_results", "probe",
@@ -102,55 +103,6 @@ class ProbeResult(ResultTable):
         rows = curve_rows(run_json(self.run, True)["layers"], metric, test)
         title = f"{self.run.encoder} {self.run.task.name} ({self.run.probe.name} probe)"
         return layer_curve_figure(rows, metric=metric, title=title)
-
-
-def _metric_rows(m: Mapping[str, Any], base: dict[str, Any]) -> list[dict[str, Any]]:
-    """Flat rows of one metrics dict (``M``, ``M_ci95``, ``M_p_value``, nested roles)."""
-    rows: list[dict[str, Any]] = []
-    for k, v in m.items():
-        if k.endswith(("_ci95", "_p_value")) or k == "p_value":
-            continue
-        if isinstance(v, Mapping):
-            if k == "lead":
-                for name, mm in v.items():
-                    rows += _metric_rows(mm, {**base, "role": "lead", "baseline": name})
-            else:
-                rows += _metric_rows(v, {**base, "role": k})
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            row = {**base, "metric": k, "value": float(v)}
-            ci = m.get(f"{k}_ci95")
-            if isinstance(ci, (list, tuple)) and len(ci) == 2:
-                row["ci_low"], row["ci_high"] = float(ci[0]), float(ci[1])
-            if m.get(f"{k}_p_value") is not None:
-                row["p_value"] = float(m[f"{k}_p_value"])
-            rows.append(row)
-    return rows
-
-
-def probe_rows(run: ProbeRun, lang: str, specs: Mapping[str, str] | None = None
-               ) -> list[dict[str, Any]]:
-    """Every number of ``run`` as flat rows (see :class:`ProbeResult`); ``specs`` maps a test
-    file read to the spec given for it."""
-    common = {"task": run.task.name, "probe": run.probe.name, "seed": run.seed, "lang": lang}
-
-    def test(path: str) -> dict[str, Any]:
-        return {"test": (specs or {}).get(path, path), "test_path": path, "split": "test"}
-
-    rows: list[dict[str, Any]] = []
-    for res in run.layers:
-        base = {"encoder": run.encoder, "layer": res.layer, **common}
-        rows += _metric_rows(res.dev, {**base, "test": None, "split": "dev", "role": "model"})
-        for t, m in res.results.items():
-            rows += _metric_rows(m, {**base, **test(t), "role": "model"})
-        for t, d in res.extras.get("deltas", {}).items():
-            meta = {"reference": test(d["reference"])["test"], "pairs": d.get("pairs")}
-            rows += _metric_rows({k: v for k, v in d.items() if k not in ("pairs", "sources")},
-                                 {**base, **test(t), "role": "drop", **meta})
-    for name, per_file in run.baselines.items():  # a baseline's role is its name
-        for t, m in per_file.items():
-            rows += _metric_rows(m, {"encoder": name, "layer": None, **common, **test(t),
-                                     "role": name})
-    return rows
 
 
 def probe(test: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,

@@ -44,7 +44,7 @@ from . import trees as metrics
 
 __all__ = ["SentenceStats", "Resamples", "resample_indices",
            "stratified_indices", "source_clusters", "file_clusters", "cluster_indices", "take",
-           "bootstrap_values", "percentile_interval", "one_sided_p", "align_pairs",
+           "bootstrap_values", "seed_draws", "percentile_interval", "one_sided_p", "align_pairs",
            "read_sources"]
 
 #: B resamples of sentence (or pair) indices: a (B, n) array, or B 1-D arrays of varying
@@ -184,10 +184,26 @@ def take(values: np.ndarray, idx: Resamples) -> Resamples:
     return [np.asarray(values)[r] for r in idx]
 
 
-def bootstrap_values(stats: Sequence[SentenceStats], idx: Resamples) -> np.ndarray:
+def bootstrap_values(stats: Sequence[SentenceStats], idx: Resamples,
+                     seeds: np.ndarray | None = None) -> np.ndarray:
     """The metric on each resample ``idx`` ((B, n) or B 1-D arrays), averaged over ``stats``
-    (one per training seed, all of the same file). Shape: (B,)."""
-    return np.mean([s.values(idx) for s in stats], axis=0)
+    (one per training seed, all of the same file). With ``seeds`` (B, S) (:func:`seed_draws`),
+    resample ``b`` averages the seeds drawn for it instead of all of them, so the values vary
+    with the seeds as with the sentences. Shape: (B,)."""
+    per_seed = np.array([s.values(idx) for s in stats])  # (S, B)
+    if seeds is None:
+        return np.mean(per_seed, axis=0)
+    return per_seed[seeds, np.arange(per_seed.shape[1])[:, None]].mean(axis=1)
+
+
+def seed_draws(n_seeds: int, n_boot: int, rng: np.random.Generator) -> np.ndarray | None:
+    """Training seeds drawn with replacement for each of ``n_boot`` resamples, ``n_seeds``
+    per resample (B, S) (the multi-bootstrap of Sellam et al. 2022, *The MultiBERTs*, §3:
+    seeds and sentences resampled together, so an interval holds the seed variance); None
+    for a single seed (nothing to draw)."""
+    if n_seeds <= 1:
+        return None
+    return rng.integers(0, n_seeds, size=(n_boot, n_seeds))
 
 
 def percentile_interval(values: np.ndarray, level: float = 0.95) -> list[float]:

@@ -43,7 +43,7 @@ from markdown_it import MarkdownIt
 from synrob.perturb.io.atomic import write_text_atomic
 from synrob.perturb.io.table import columns_of
 
-__all__ = ["Summary", "html_page", "write_report_html"]
+__all__ = ["Summary", "html_page", "html_document", "write_report_html"]
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -387,17 +387,27 @@ def html_page(title: str, *, provenance: Mapping[str, Any], markdown: str = "",
             _table(caption, rows, i, sortable) for i, (caption, rows) in enumerate(tables, 1))
             + "</section>")
     sections.append(_provenance(provenance))
-    nav = " ".join(f'<a href="#{s}">{s}</a>' for s, present in
-                   [("summary", summaries), ("report", report), ("figures", figures),
-                    ("tables", tables), ("provenance", True)] if present)
+    nav = [s for s, present in [("summary", summaries), ("report", report),
+                                 ("figures", figures), ("tables", tables),
+                                 ("provenance", True)] if present]
     script = SORT_SCRIPT if sortable and tables else None
+    return html_document(title, "\n".join(sections), nav=nav, script=script)
+
+
+def html_document(title: str, body: str, *, nav: Sequence[str] = (),
+                  script: str | None = None) -> str:
+    """The page around ``body`` (HTML of ``<section>`` elements, escaped by the caller):
+    ``title``, links to the sections ``nav`` (their ids), the style sheet, the
+    Content-Security-Policy (:data:`CSP`, which lets only ``script`` run: :data:`SORT_SCRIPT`
+    or None for no script) and the footer. :func:`html_page` and the card's board use it."""
+    links = " ".join(f'<a href="#{_e(s)}">{_e(s)}</a>' for s in nav)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_csp(script)}">\n'
         f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-        f"<header><h1>{_e(title)}</h1><nav>{nav}</nav></header>\n<main>\n"
-        + "\n".join(sections)
+        f"<header><h1>{_e(title)}</h1><nav>{links}</nav></header>\n<main>\n"
+        + body
         + "\n</main>\n<footer>Written by synrob; self-contained: no network, "
         + ("one inline script (sorting)." if script else "no script.")
         + "</footer>\n" + (f"<script>{script}</script>\n" if script else "")

@@ -60,6 +60,10 @@ class AnalysisOptions:
     #: clean - perturbed drops between the first test file and the others (point values; with
     #: their intervals when ``bootstrap`` > 0, which implies them)
     drops: bool = False
+    #: with several ``seeds``, the intervals of the metrics, the control's, the selectivity and
+    #: the leads resample the seeds too (:func:`synrob.probe.metrics.bootstrap.seed_draws`),
+    #: so they hold the seed variance; off: each resample averages every seed
+    seed_variance: bool = False
 
     @property
     def active(self) -> bool:
@@ -204,7 +208,8 @@ def _strata_draw(clusters: list[np.ndarray], n_boot: int, rng: np.random.Generat
 def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: int, seed: int,
                    controls: list[LayerResult], ctrl_tasks: list[ControlTask],
                    run: ProbeRun | None = None,
-                   clusters: dict[str, list[np.ndarray]] | None = None) -> None:
+                   clusters: dict[str, list[np.ndarray]] | None = None,
+                   seed_variance: bool = False) -> None:
     """``M_ci95`` of each metric, of the control's and of the selectivity (paired), and of
     ``run``'s baselines with the layer's lead over each (:func:`_add_baseline_intervals`).
 
@@ -214,9 +219,13 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
     metric's drawn within the strata of its groups' first sentences from
     ``default_rng([seed, 2])`` (its control and the baselines scored on the same resamples).
     ``clusters``: each file's groups, when the caller has read them already (every layer of a
-    run shares them)."""
+    run shares them). ``seed_variance``: each resample averages the training seeds drawn for
+    it (:func:`stats.seed_draws`, from ``default_rng([seed, 4])``; the same draw for the task
+    and its control, seed by seed) instead of every seed."""
     rng, rng_s = np.random.default_rng(seed), np.random.default_rng([seed, 2])
     per_seed = res.extras.get("seed_results", [res])
+    drawn_seeds = (st.seed_draws(len(per_seed), n_boot, np.random.default_rng([seed, 4]))
+                   if seed_variance else None)
     for f, m in res.results.items():
         groups = (clusters or {}).get(f) or st.file_clusters(golds[f].path, len(golds[f]))
         plain = st.cluster_indices(groups, n_boot, rng)
@@ -230,10 +239,10 @@ def _add_intervals(res: LayerResult, task: Task, golds: dict[str, Any], n_boot: 
                 continue
             idx = _metric_indices(task_stats[0][k], plain, drawn, functools.partial(
                 _strata_draw, groups, n_boot, rng_s))
-            values = st.bootstrap_values([s[k] for s in task_stats], idx)
+            values = st.bootstrap_values([s[k] for s in task_stats], idx, drawn_seeds)
             m[f"{k}_ci95"] = st.percentile_interval(values)
             if ctrl_stats and k in m.get("control", {}):
-                cv = st.bootstrap_values([s[k] for s in ctrl_stats], idx)
+                cv = st.bootstrap_values([s[k] for s in ctrl_stats], idx, drawn_seeds)
                 m["control"][f"{k}_ci95"] = st.percentile_interval(cv)
                 m["selectivity"][f"{k}_ci95"] = st.percentile_interval(values - cv)
             _add_baseline_intervals(m, k, values, idx, base)
@@ -326,7 +335,7 @@ def run_analysed(opts: AnalysisOptions, **kw: Any) -> ProbeRun:
                 m[key] = dict(value)
         if opts.bootstrap > 0:
             _add_intervals(res, task, run.golds, opts.bootstrap, seeds[0], controls, ctrl_tasks,
-                           run, clusters)
+                           run, clusters, opts.seed_variance)
         if opts.bootstrap > 0 or opts.drops:
             _add_deltas(res, task, run.golds, opts.bootstrap, seeds[0])
     return run

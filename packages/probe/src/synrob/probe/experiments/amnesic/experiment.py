@@ -140,7 +140,9 @@ class AmnesicExperiment(Experiment):
         return perturbed_file(test, "agreement", params, seed=ctx.seed,
                               dest=ctx.data_dir, lang=ctx.lang)
 
-    def _paths(self, ctx: Context) -> dict[str, str]:
+    def paths(self, ctx: Context) -> dict[str, str]:
+        """The train, dev and test files the runs read and the agreement pairs file, built
+        where absent."""
         return {**{s: self._first(s, ctx) for s in ("train", "dev", "test")},
                 "pairs": str(self._pairs_file(ctx))}
 
@@ -154,7 +156,7 @@ class AmnesicExperiment(Experiment):
 
         self._check()
         with ctx.stage("perturbation"):
-            paths = self._paths(ctx)
+            paths = self.paths(ctx)
         if count_pairs(paths["pairs"]) == 0:
             raise SynrobError(f"experiment amnesic: {self.options['test']} gives no agreement "
                               f"pairs (no finite verb whose subject has "
@@ -162,16 +164,17 @@ class AmnesicExperiment(Experiment):
         files = [paths[s] for s in ("train", "dev", "test")]
         it = ctx.progress(files, "amnesic: encoding", len(files)) if ctx.progress else files
         # the model loads once for the three files; when the runs follow in this process,
-        # the encoder uses the blocks of the LM they score with (one read of the checkpoint)
+        # the encoder uses the blocks of the LM they score with (one read of the checkpoint);
+        # an entry of more layers (a card's sweep) holds these layers: the runs read it too
         held = LoadedEncoders(lm=ctx.lm_for_encoders(self.options["model"]))
         with ctx.stage("encoding"):
             for path in it:
                 encode_corpus(self.options["model"], path, layers=self.layers(),
-                              device=ctx.device, encoders=held)
+                              device=ctx.device, encoders=held, any_superset=True)
 
     def plan(self, ctx: Context) -> list[RunSpec]:
         self._check()
-        paths = self._paths(ctx)
+        paths = self.paths(ctx)
         common = {k: self.options[k] for k in ("model", "task", "feature", "also",
                                                 "pair_limit", "batch_size", "bootstrap")}
         return [RunSpec({"run": "layer", "layer": layer, "encoded_layers": self.layers(),

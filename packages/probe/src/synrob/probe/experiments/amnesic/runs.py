@@ -34,7 +34,8 @@ from synrob.perturb.errors import SynrobError
 from ..base import Row
 
 __all__ = ["count_pairs", "layer_rows", "amnesic_rows", "behaviour_pairs", "flip_pairs",
-           "CleanScores", "clean_scores", "behaviour_rows", "counterfactual_rows"]
+           "CleanScores", "clean_scores", "clean_behaviour", "behaviour_rows",
+           "counterfactual_rows"]
 
 
 def count_pairs(path: str) -> int:
@@ -182,7 +183,10 @@ class CleanScores:
     flips: list[tuple[float, float]]
 
 
-def _clean_behaviour(key: Mapping[str, Any], lm: Any) -> list[Any]:
+def clean_behaviour(key: Mapping[str, Any], lm: Any) -> list[Any]:
+    """The LM's scores of :func:`behaviour_pairs` as they are
+    (:class:`~synrob.probe.causal.behaviour.PairScore`), kept by their content like
+    :func:`clean_scores`' (a card's behaviour section reads the same entry)."""
     from synrob.probe.causal.behaviour import PairScore, score_pairs
     from synrob.probe.causal.score_cache import cached_scores
 
@@ -220,7 +224,7 @@ def clean_scores(key: Mapping[str, Any], lm: Any) -> CleanScores:
     """The pairs' clean scores (:class:`CleanScores`): computed by the first layer run of a
     preset and kept by their content (:func:`synrob.probe.causal.score_cache.cached_scores`), so every
     other layer run, a resumed run and runs in other processes read them."""
-    return CleanScores(_clean_behaviour(key, lm), _clean_flips(key, lm))
+    return CleanScores(clean_behaviour(key, lm), _clean_flips(key, lm))
 
 
 def behaviour_rows(key: Mapping[str, Any], base: Mapping[str, Any], lm: Any, run: Any,
