@@ -11,7 +11,12 @@ pair (a sentence with two agreeing verbs gives two), none for a sentence without
   ``nsubj`` dependent, or for an ``aux`` or ``cop`` its head's; exactly one, with the word's
   value and no clash in the other agreement features; a clausal subject (``csubj``) gives no
   pair.
-* **No grammatical twin.** No pair when the subject's form does not show its value (attested
+* **No grammatical twin** (agreement 3.0 adds the filters of ``synrob.perturb.agreement``'s
+  modules: a coordinated or quantity subject, English notional agreement, the object reading
+  under pro-drop, a subject of one form in both numbers, English conditional *was*/*were* and
+  informal inversion, a lemma of two paradigms, a twin without the subject's animacy; each a
+  reason of :data:`REASONS`, and every refused candidate a record, ``Perturbation.refused``).
+  No pair when the subject's form does not show its value (attested
   with two values, or with verbs of two: *sheep*, *staff*; :class:`~synrob.perturb.
   agreement_evidence.Evidence`), when the treebanks show the new configuration to be
   grammatical (Turkish plural subjects with singular verbs: that direction is refused, with a
@@ -23,7 +28,8 @@ pair (a sentence with two agreeing verbs gives two), none for a sentence without
   and new FEATS (a multi-valued cell such as Czech ``Gender=Fem,Neut|Number=Plur,Sing`` counts
   for each of its readings), of the same shape (a clitic for a clitic) and after a host of the
   same ending inside a multiword token: the most frequent, then the closest to the original,
-  then alphabetically. None attested and ``rules`` on: the form the attested edit rule makes
+  then alphabetically. None attested: in English lemminflect's form (``via: lemminflect``,
+  Hunspell-checked); then, ``rules`` on, the form the attested edit rule makes
   (:meth:`~synrob.perturb.lexicon.paradigms.Paradigms.rule_forms`), accepted by the language's Hunspell
   dictionary (``rules=auto``, the default, makes forms only where there is one). No form, no
   pair.
