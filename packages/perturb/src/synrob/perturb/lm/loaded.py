@@ -189,7 +189,10 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
     tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", config=config, **kw)
     place = placement or Placement()
     torch_dtype = getattr(torch, dtype)
-    if place.plain:
+    fresh = _fresh(source, factory, dtype) if place.plain else None
+    if fresh is not None:  # dequantised by this process a moment ago: not read back
+        model = fresh.to(dev)
+    elif place.plain:
         # dtype at load, as transformers means it: the weights in it, buffers that must stay
         # float32 (rotary frequencies) in float32; a .to(dtype) afterwards would round those too
         model = from_pretrained(factory, source, "weights", config=config, dtype=torch_dtype,
@@ -209,6 +212,26 @@ def _load(spec: str, dev: str, kind: str, trust_remote_code: bool, dtype: str = 
                     model.base_model, int(config.num_hidden_layers))
     return LoadedLM(spec=spec, model=model, tokenizer=tokenizer, kind=lm_kind, device=dev,
                     dtype=dtype, placement=place)
+
+
+def _fresh(source: ModelSource, factory: Any, dtype: str) -> Any | None:
+    """The model dequantised into ``source`` by this process (:mod:`.gguf_once`) when it is
+    the one ``factory`` would load in ``dtype``: the same head, float32."""
+    from .gguf_once import take_fresh
+
+    if dtype != "float32":
+        return None
+    model = take_fresh(source.location)
+    if model is None:
+        return None
+    import torch
+
+    try:
+        head = factory._model_mapping[type(model.config)]  # the class factory would build
+    except (KeyError, TypeError):
+        return None
+    same = head is type(model) and all(p.dtype == torch.float32 for p in model.parameters())
+    return model if same else None
 
 
 def lm_source(spec: str, trust_remote_code: bool = False) -> ModelSource:

@@ -347,16 +347,20 @@ def dequantised_copy(source: ModelSource, trust_remote_code: bool,
         return ModelSource(source.spec, str(target))
     from transformers import AutoConfig, AutoTokenizer
 
+    from .gguf_once import keep_fresh, parsed_once
+
     trust = {"trust_remote_code": trust_remote_code}
-    config = from_pretrained(AutoConfig, source, "config", **trust)
-    model = from_pretrained(model_factory(config), source, "weights", **trust)
-    tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", **trust)
+    with parsed_once(Path(source.location) / source.gguf_file):  # one parse of the file
+        config = from_pretrained(AutoConfig, source, "config", **trust)
+        model = from_pretrained(model_factory(config), source, "weights", **trust)
+        tokenizer = from_pretrained(AutoTokenizer, source, "tokenizer", **trust)
     # The weights are plain float32 tensors once dequantised; drop the GGUF marker so that
     # save_pretrained accepts them and the copy loads as an ordinary checkpoint.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     _save_copy(source.spec, model, tokenizer, target)
+    keep_fresh(target, model)  # the first load of the copy in this process takes it
     return ModelSource(source.spec, str(target))
 
 
