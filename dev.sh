@@ -98,9 +98,10 @@ setup() {
   # the notebook extra (ipykernel, ipywidgets) and nbclient/nbformat: tests/test_docs_python.py
   # runs docs/python.md as a notebook in a kernel of this venv
   # import-linter: the import contracts of the root pyproject.toml (`bash dev.sh lint`)
+  # jsonschema: tests/probe/test_card.py validates card.json against its shipped JSON Schema
   $PIP install -c "$CONSTRAINTS" -e packages/perturb -e "packages/probe[ray,dask,quantization,notebook]" -e packages/cli "${plugins[@]}" \
     "concept-erasure==0.2.4" pandas pytest hypothesis ruff sacrebleu hatchling nbclient nbformat \
-    "import-linter>=2.16"
+    "import-linter>=2.16" jsonschema
   # torchao (quantization=torchao-int8) apart from the venv: once installed, `import
   # transformers` imports it and prints torch warnings in every command; the test that uses it
   # puts this directory on PYTHONPATH in a subprocess (tests/probe/test_placement.py)

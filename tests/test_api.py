@@ -16,7 +16,8 @@ PERTURB_API = ["__version__", "read_conllu", "write_conllu", "list_perturbers", 
 PROBE_API = ["__version__", "encode", "probe", "erase", "EraseResult", "score_pairs", "run_experiment",
              "RepresentationSet", "list_experiments", "make_experiment", "ProbeResult", "ScoreResult", "load_results",
              "ExperimentResults", "compare", "Comparison", "write_comparison", "Progress",
-             "ProgressOption", "StageCallback", "RunCallback", "Figure"]
+             "ProgressOption", "StageCallback", "RunCallback", "Figure", "card", "Card",
+             "load_card", "board", "Board"]
 
 
 def test_exported_names_are_pinned() -> None:

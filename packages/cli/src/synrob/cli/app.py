@@ -49,6 +49,7 @@ COMMAND_MODULES = (
     "erase",
     "run",
     "compare",
+    "card",
     "demo",
     "senteval",
 )

@@ -24,6 +24,8 @@ _EXPORTS = {
     "write_comparison": "reporting.comparison",
     "Progress": "runtime.progress", "ProgressOption": "runtime.progress",
     "StageCallback": "runtime.progress", "RunCallback": "runtime.progress", "Figure": "render.figures",
+    "card": "cards.make", "Card": "cards.result", "load_card": "cards.make",
+    "board": "cards.board", "Board": "cards.board",
 }
 
 __all__ = ["__version__", *_EXPORTS]
