@@ -166,11 +166,16 @@ def test_the_moved_paths_table_lists_every_shim() -> None:
 def test_a_moved_path_still_imports(old: str, new: list[str], how: str) -> None:
     """An old path gives the new module's names; a shim warns with a DeprecationWarning that
     names the new path and the release that removes it, a same-name package does not."""
-    for name in [m for m in sys.modules if m == old or m.startswith(old + ".")]:
-        del sys.modules[name]
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        module = importlib.import_module(old)
+    # a shim warns as it is imported: import it afresh (only the shims, never a real module,
+    # whose identity other tests' state relies on), and put back what was there
+    kept = {m: sys.modules.pop(m) for m in list(sys.modules)
+            if how.startswith("shim") and (m == old or m.startswith(old + "."))}
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            module = importlib.import_module(old)
+    finally:
+        sys.modules.update(kept)
     ours = [w for w in seen if issubclass(w.category, DeprecationWarning)
             and str(w.message).startswith(old + " is deprecated")]
     if how.startswith("shim"):
