@@ -90,14 +90,13 @@ def test_layer_errors_are_one_class_from_probe_and_encode() -> None:
 
 def test_an_encoder_typo_is_refused_with_close_names_before_any_hub_access(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import synrob.probe as pr
-    from synrob.perturb.errors import UnknownComponentError
-    from synrob.perturb.lm import models
-
     # the modules that bind models.from_pretrained by name, imported before the patch: a first
     # import under it would keep no_hub for the rest of the session
     import synrob.perturb.lm.loaded  # noqa: F401
+    import synrob.probe as pr
     import synrob.probe.encoders.transformer  # noqa: F401
+    from synrob.perturb.errors import UnknownComponentError
+    from synrob.perturb.lm import models
 
     def no_hub(*_a: object, **_k: object) -> bool:
         raise AssertionError("the hub was asked")
