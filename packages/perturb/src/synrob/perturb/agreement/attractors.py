@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from ..io.feats import parse_feats
 from ..lexicon.paradigms import values
+from .tree import TreeWord, feats_of, rel
 
 __all__ = ["ATTRACTOR_UPOS", "Position", "position", "attractor_ids", "DISTANCE_BUCKETS"]
 
@@ -34,13 +34,6 @@ ATTRACTOR_UPOS = frozenset({"NOUN", "PROPN", "PRON"})
 #: The distance buckets of the breakdowns (``4+``: 4 and more words apart).
 DISTANCE_BUCKETS = ("1", "2-3", "4+")
 
-
-class _Word(Protocol):
-    id: int
-    upos: str
-    feats: str
-    head: int
-    deprel: str
 
 
 @dataclass(frozen=True)
@@ -58,18 +51,15 @@ class Position:
                 "attractor_in_pp": self.in_pp, "attractor_in_rc": self.in_rc}
 
 
-def _values(word: _Word, feature: str) -> frozenset[str]:
+def _values(word: TreeWord, feature: str) -> frozenset[str]:
     if word.feats in ("_", ""):
         return frozenset()
-    value = parse_feats(word.feats, strict=False).get(feature)
+    value = feats_of(word).get(feature)
     return values(value) if value else frozenset()
 
 
-def _rel(word: _Word) -> str:
-    return word.deprel.split(":", 1)[0]
 
-
-def attractor_ids(words: Sequence[_Word], subject: _Word, target: _Word, feature: str
+def attractor_ids(words: Sequence[TreeWord], subject: TreeWord, target: TreeWord, feature: str
                   ) -> list[int]:
     """The IDs of the attractors strictly between ``subject`` and ``target``."""
     own = _values(subject, feature)
@@ -78,9 +68,9 @@ def attractor_ids(words: Sequence[_Word], subject: _Word, target: _Word, feature
             if w.upos in ATTRACTOR_UPOS and (vals := _values(w, feature)) and not vals & own]
 
 
-def _chain(word_id: int, by_id: Mapping[int, _Word], stop: frozenset[int]) -> list[_Word]:
+def _chain(word_id: int, by_id: Mapping[int, TreeWord], stop: frozenset[int]) -> list[TreeWord]:
     """The word and its ancestors up to (not including) a word of ``stop`` or the root."""
-    out: list[_Word] = []
+    out: list[TreeWord] = []
     seen: set[int] = set()
     node = by_id.get(word_id)
     while node is not None and node.id not in stop and node.id not in seen:
@@ -90,7 +80,7 @@ def _chain(word_id: int, by_id: Mapping[int, _Word], stop: frozenset[int]) -> li
     return out
 
 
-def _has_relative(node: _Word, children: Mapping[int, Sequence[_Word]]) -> bool:
+def _has_relative(node: TreeWord, children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """Whether the subtree of ``node`` holds a relative pronoun (``PronType=Rel``)."""
     todo, seen = [node.id], set()
     while todo:
@@ -104,18 +94,18 @@ def _has_relative(node: _Word, children: Mapping[int, Sequence[_Word]]) -> bool:
     return False
 
 
-def _in_pp(chain: Sequence[_Word], children: Mapping[int, Sequence[_Word]]) -> bool:
-    return any(_rel(n) in ("nmod", "obl") or any(_rel(c) == "case" for c in children.get(n.id, ()))
+def _in_pp(chain: Sequence[TreeWord], children: Mapping[int, Sequence[TreeWord]]) -> bool:
+    return any(rel(n) in ("nmod", "obl") or any(rel(c) == "case" for c in children.get(n.id, ()))
                for n in chain)
 
 
-def _in_rc(chain: Sequence[_Word], children: Mapping[int, Sequence[_Word]]) -> bool:
+def _in_rc(chain: Sequence[TreeWord], children: Mapping[int, Sequence[TreeWord]]) -> bool:
     return any(n.deprel == "acl:relcl" or (n.deprel == "acl" and _has_relative(n, children))
                for n in chain)
 
 
-def position(words: Sequence[_Word], children: Mapping[int, Sequence[_Word]], subject: _Word,
-             target: _Word, feature: str) -> Position:
+def position(words: Sequence[TreeWord], children: Mapping[int, Sequence[TreeWord]], subject: TreeWord,
+             target: TreeWord, feature: str) -> Position:
     """The :class:`Position` of a pair (``words``: the sentence's syntactic words in order,
     ``children``: each word's dependents by head ID)."""
     found = attractor_ids(words, subject, target, feature)

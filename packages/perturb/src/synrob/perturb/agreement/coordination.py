@@ -21,9 +21,9 @@ it (reason ``coordination``):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from .rules import coordinated
+from .tree import TreeWord
 
 __all__ = ["SLAVIC", "coordination_refused"]
 
@@ -32,15 +32,8 @@ SLAVIC = frozenset({"be", "bg", "bs", "cs", "cu", "dsb", "hr", "hsb", "mk", "orv
                     "sk", "sl", "sr", "uk"})
 
 
-class _Word(Protocol):
-    id: int
-    lemma: str
-    feats: str
-    head: int
-    deprel: str
 
-
-def _english_kept(word: _Word, subject: _Word, children: Mapping[int, Sequence[_Word]]
+def _english_kept(word: TreeWord, subject: TreeWord, children: Mapping[int, Sequence[TreeWord]]
                   ) -> bool:
     """An English plural word after an *and*-coordination (the only coordination kept)."""
     conjuncts = [c for c in children.get(subject.id, ()) if c.deprel.split(":")[0] == "conj"]
@@ -50,8 +43,8 @@ def _english_kept(word: _Word, subject: _Word, children: Mapping[int, Sequence[_
     return word.id > subject.id and plural and marks <= {"and", "&"}
 
 
-def coordination_refused(lang: str, word: _Word, subject: _Word,
-                         children: Mapping[int, Sequence[_Word]], varies: bool) -> bool:
+def coordination_refused(lang: str, word: TreeWord, subject: TreeWord,
+                         children: Mapping[int, Sequence[TreeWord]], varies: bool) -> bool:
     """Whether a pair of ``word`` with a coordinated ``subject`` is refused (``varies``: the
     treebanks show both values with coordinated subjects)."""
     if not coordinated(subject, children):

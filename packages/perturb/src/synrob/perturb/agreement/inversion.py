@@ -14,9 +14,8 @@ ones (*What are your name* is ungrammatical in every register). Clauses with an 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
-from ..io.feats import parse_feats
+from .tree import TreeWord, feats_of, rel
 
 __all__ = ["WH_WORDS", "informal_inversion"]
 
@@ -28,38 +27,27 @@ _VERBS = {"be": WH_WORDS, "come": frozenset({"here", "there"}), "go": frozenset(
                                                                                  "there"})}
 
 
-class _Word(Protocol):
-    id: int
-    lemma: str
-    upos: str
-    feats: str
-    head: int
-    deprel: str
 
 
-def _rel(word: _Word) -> str:
-    return word.deprel.split(":", 1)[0]
-
-
-def _fronted(w: _Word) -> str:
+def _fronted(w: TreeWord) -> str:
     """The lemma of a wh-word or of *here*/*there* (else "")."""
     lemma = w.lemma.lower()
     if lemma in WH_WORDS:
         return lemma
-    feats = parse_feats(w.feats, strict=False) if w.feats not in ("_", "") else {}
+    feats = feats_of(w)
     return lemma if feats.get("PronType") == "Int" else ""
 
 
-def informal_inversion(lang: str, feature: str, own: str, new: str, word: _Word,
-                       subject: _Word, children: Mapping[int, Sequence[_Word]],
-                       words: Sequence[_Word]) -> bool:
+def informal_inversion(lang: str, feature: str, own: str, new: str, word: TreeWord,
+                       subject: TreeWord, children: Mapping[int, Sequence[TreeWord]],
+                       words: Sequence[TreeWord]) -> bool:
     """Whether a Plur -> Sing twin is an informal inversion (see the module)."""
     licensed = _VERBS.get(word.lemma.lower())
     if lang != "en" or feature != "Number" or (own, new) != ("Plur", "Sing") or not licensed:
         return False
     if word.id > subject.id:
         return False
-    pred = word.head if _rel(word) in ("aux", "cop") else word.id
+    pred = word.head if rel(word) in ("aux", "cop") else word.id
     clause = {pred, word.id} | {c.id for h in (pred, word.id) for c in children.get(h, ())}
     before = [w for w in words if w.id < word.id and w.id in clause]
     return any(_fronted(w) in licensed for w in before)

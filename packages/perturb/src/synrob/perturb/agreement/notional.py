@@ -33,10 +33,8 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
 
 from ..errors import ResourceError
-from ..io.feats import parse_feats
 from .collectives import (
     COLLECTIVE_NOUNS,
     COMPOUND_ORGANISATIONS,
@@ -45,6 +43,7 @@ from .collectives import (
     QUANTITY_NOUNS,
 )
 from .entities import entity_model, entity_types, entity_types_of
+from .tree import TreeWord, feats_of, rel
 
 __all__ = ["Notional", "SOURCES", "NON_ORGANISATION_ENTITIES"]
 
@@ -66,22 +65,10 @@ MIN_ORG_MENTIONS = 2
 MIN_PLURAL_VERBS = 2
 
 
-class _Word(Protocol):
-    id: int
-    form: str
-    lemma: str
-    upos: str
-    feats: str
-    head: int
-    deprel: str
 
 
-def _rel(word: _Word) -> str:
-    return word.deprel.split(":", 1)[0]
-
-
-def _number(word: _Word) -> str:
-    feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
+def _number(word: TreeWord) -> str:
+    feats = feats_of(word)
     return feats.get("Number", "")
 
 
@@ -97,18 +84,18 @@ def _is_acronym(form: str) -> bool:
     return 2 <= len(letters) <= 4 and letters.isalpha() and letters.isupper()
 
 
-def name_parts(subject: _Word, children: Mapping[int, Sequence[_Word]]) -> list[_Word]:
+def name_parts(subject: TreeWord, children: Mapping[int, Sequence[TreeWord]]) -> list[TreeWord]:
     """The subject and its ``flat`` and ``compound`` dependents (and theirs)."""
     out, todo = [subject], [subject]
     while todo:
         for c in children.get(todo.pop().id, ()):
-            if _rel(c) in ("flat", "compound") and c not in out:
+            if rel(c) in ("flat", "compound") and c not in out:
                 out.append(c)
                 todo.append(c)
     return out
 
 
-def _subtree(root: int, children: Mapping[int, Sequence[_Word]]) -> set[int]:
+def _subtree(root: int, children: Mapping[int, Sequence[TreeWord]]) -> set[int]:
     out, todo = set(), [root]
     while todo:
         for c in children.get(todo.pop(), ()):
@@ -141,7 +128,7 @@ class Notional:
         off |= set() if self._spacy else {"spacy"}
         return [s for s in SOURCES if s not in off]
 
-    def add_names(self, sentences: Iterable[Sequence[_Word]]) -> None:
+    def add_names(self, sentences: Iterable[Sequence[TreeWord]]) -> None:
         """Count how often spaCy tags each proper name of the reference sentences ``ORG``
         (a name it tags so in most of its mentions, and in two or more, is an
         organisation's in every sentence: *enron is blowing up*)."""
@@ -184,8 +171,8 @@ class Notional:
         lexname, above = self._first_sense(lemma)
         return lexname == "noun.group" and bool(above & of)
 
-    def source(self, subject: _Word, words: Sequence[_Word],
-               children: Mapping[int, Sequence[_Word]]) -> str | None:
+    def source(self, subject: TreeWord, words: Sequence[TreeWord],
+               children: Mapping[int, Sequence[TreeWord]]) -> str | None:
         """The first source that flags the subject, or None."""
         lemma = subject.lemma.lower()
         if subject.upos not in ("NOUN", "PROPN") or lemma in NOT_NOTIONAL:
@@ -194,19 +181,19 @@ class Notional:
             return self._common(subject, lemma, children)
         return self._name(subject, lemma, words, children)
 
-    def _common(self, subject: _Word, lemma: str, children: Mapping[int, Sequence[_Word]]
+    def _common(self, subject: TreeWord, lemma: str, children: Mapping[int, Sequence[TreeWord]]
                 ) -> str | None:
         if _number(subject) == "Plur" and subject.form.lower() != lemma:
             return None  # a plural form: governments, teams
-        compounds = [c.lemma.lower() for c in children.get(subject.id, ()) if _rel(c) == "compound"]
+        compounds = [c.lemma.lower() for c in children.get(subject.id, ()) if rel(c) == "compound"]
         if lemma in COLLECTIVE_NOUNS or (lemma in COMPOUND_ORGANISATIONS and compounds):
             return "list"
         if self._is_group(lemma) or any(self._is_group(f"{c} {lemma}") for c in compounds):
             return "wordnet"
         return "treebank" if self._treebank(lemma) and lemma not in QUANTITY_NOUNS else None
 
-    def _name(self, subject: _Word, lemma: str, words: Sequence[_Word],
-              children: Mapping[int, Sequence[_Word]]) -> str | None:
+    def _name(self, subject: TreeWord, lemma: str, words: Sequence[TreeWord],
+              children: Mapping[int, Sequence[TreeWord]]) -> str | None:
         parts = name_parts(subject, children)
         if any(p.lemma.lower() in COLLECTIVE_NOUNS for p in parts if p.upos == "NOUN"):
             return "list"
@@ -223,8 +210,8 @@ class Notional:
             return "spacy"
         return "treebank" if self._treebank(lemma) else None
 
-    def _person_or_place(self, subject: _Word, lemma: str, words: Sequence[_Word],
-                         children: Mapping[int, Sequence[_Word]]) -> bool:
+    def _person_or_place(self, subject: TreeWord, lemma: str, words: Sequence[TreeWord],
+                         children: Mapping[int, Sequence[TreeWord]]) -> bool:
         """Whether the sentence shows a name to be a person's or a place's: its first WordNet
         sense is one, it is the subject of a copula whose predicate noun names a person
         (*Natasha is the best photographer*), or a personal pronoun of a person (*he*, *her*,
@@ -234,7 +221,7 @@ class Notional:
         pred = words[subject.head - 1] if 0 < subject.head <= len(words) else None
         if pred is None:
             return False
-        copula = any(_rel(c) == "cop" for c in children.get(pred.id, ()))
+        copula = any(rel(c) == "cop" for c in children.get(pred.id, ()))
         if pred.upos == "NOUN" and copula and (
                 self._first_sense(pred.lemma.lower())[0] == "noun.person"):
             return True
@@ -243,13 +230,13 @@ class Notional:
                    for w in words if w.id in clause)
 
     @staticmethod
-    def _built_as_organisation(subject: _Word, parts: Sequence[_Word],
-                               children: Mapping[int, Sequence[_Word]]) -> bool:
+    def _built_as_organisation(subject: TreeWord, parts: Sequence[TreeWord],
+                               children: Mapping[int, Sequence[TreeWord]]) -> bool:
         """A name on an organisation noun, a possessive name, or one after a possessive name."""
         if any(p.lemma.lower().rstrip(".") in ORGANISATION_HEADS
                or p.lemma.lower() in ORGANISATION_HEADS for p in parts):
             return True
-        return any(_rel(c) == "case" and c.lemma in ("'s", "’s", "'")
+        return any(rel(c) == "case" and c.lemma in ("'s", "’s", "'")
                    for c in children.get(subject.id, ()))
 
 

@@ -26,7 +26,8 @@ language with case (same reason).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Protocol
+
+from .tree import TreeWord, rel
 
 __all__ = ["PRO_DROP", "object_reading", "swapped_roles"]
 
@@ -41,21 +42,14 @@ PRO_DROP = frozenset({"ar", "be", "bg", "bs", "ca", "cs", "el", "es", "eu", "fa"
 FEATURES = ("Gender", "Number")
 
 
-class _Word(Protocol):
-    id: int
-    form: str
-    lemma: str
-    upos: str
-    deprel: str
+
+def _object_slot_taken(word: TreeWord, children: Mapping[int, Sequence[TreeWord]]) -> bool:
+    return any(rel(c) in ("obj", "expl") for c in children.get(word.id, ()))
 
 
-def _object_slot_taken(word: _Word, children: Mapping[int, Sequence[_Word]]) -> bool:
-    return any(c.deprel.split(":", 1)[0] in ("obj", "expl") for c in children.get(word.id, ()))
-
-
-def object_reading(lang: str, feature: str, word: _Word, subject: _Word,
-                   children: Mapping[int, Sequence[_Word]],
-                   accusative: Callable[[_Word], bool],
+def object_reading(lang: str, feature: str, word: TreeWord, subject: TreeWord,
+                   children: Mapping[int, Sequence[TreeWord]],
+                   accusative: Callable[[TreeWord], bool],
                    with_object: Collection[tuple[str, str]]) -> bool:
     """Whether the twin of ``word`` may read ``subject`` as its object (see the module;
     ``accusative``: whether a word's form is also an accusative)."""
@@ -64,14 +58,14 @@ def object_reading(lang: str, feature: str, word: _Word, subject: _Word,
             and not _object_slot_taken(word, children) and accusative(subject))
 
 
-def swapped_roles(feature: str, value: str, word: _Word, subject: _Word,
-                  children: Mapping[int, Sequence[_Word]],
-                  accusative: Callable[[_Word], bool],
-                  nominative: Callable[[_Word], Collection[str]]) -> bool:
+def swapped_roles(feature: str, value: str, word: TreeWord, subject: TreeWord,
+                  children: Mapping[int, Sequence[TreeWord]],
+                  accusative: Callable[[TreeWord], bool],
+                  nominative: Callable[[TreeWord], Collection[str]]) -> bool:
     """Whether the twin with ``value`` may read the word's object as its subject and the
     subject as its object (see the module; ``nominative``: the values of ``feature`` a
     word's form has as a nominative)."""
     if feature not in FEATURES:
         return False
-    objects = [c for c in children.get(word.id, ()) if c.deprel.split(":", 1)[0] == "obj"]
+    objects = [c for c in children.get(word.id, ()) if rel(c) == "obj"]
     return any(value in nominative(o) for o in objects) and accusative(subject)

@@ -16,9 +16,9 @@ such a subject may have a grammatical twin. :func:`quantity_subject` says when t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from .collectives import QUANTITY_NOUNS
+from .tree import TreeWord, rel
 
 __all__ = ["QUANTITY_WORDS", "GOVERNING", "quantity_subject"]
 
@@ -35,24 +35,15 @@ QUANTITY_WORDS: dict[str, frozenset[str]] = {
 GOVERNING = frozenset({"nummod:gov", "det:numgov", "det:nummod"})
 
 
-class _Word(Protocol):
-    id: int
-    lemma: str
-    upos: str
-    deprel: str
 
 
-def _rel(word: _Word) -> str:
-    return word.deprel.split(":", 1)[0]
-
-
-def quantity_subject(lang: str, subject: _Word, children: Mapping[int, Sequence[_Word]]
+def quantity_subject(lang: str, subject: TreeWord, children: Mapping[int, Sequence[TreeWord]]
                      ) -> bool:
     """Whether the subject is a quantity subject (see the module)."""
     deps = children.get(subject.id, ())
     if any(c.deprel in GOVERNING for c in deps):
         return True
-    nmods = [c for c in deps if _rel(c) == "nmod"]
+    nmods = [c for c in deps if rel(c) == "nmod"]
     if not nmods:
         return False
     if subject.upos == "NUM":
@@ -61,5 +52,5 @@ def quantity_subject(lang: str, subject: _Word, children: Mapping[int, Sequence[
         return False
     if lang != "en":
         return True
-    return any(_rel(g) == "case" and g.lemma.lower() == "of"
+    return any(rel(g) == "case" and g.lemma.lower() == "of"
                for n in nmods for g in children.get(n.id, ()))

@@ -22,10 +22,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from ..io.feats import parse_feats
 from ..lexicon.paradigms import values
+from .tree import TreeWord, feats_of, rel
 
 __all__ = ["FEATURES", "AGREEMENT", "agreeing_feats", "subjects", "clausal_subject",
            "coordinated", "agrees", "subject_feats", "reading_fits", "subjunctive_context",
@@ -41,17 +41,6 @@ FEATURES: dict[str, tuple[str, ...]] = {
 AGREEMENT = ("Number", "Person", "Gender")
 
 
-class _Word(Protocol):
-    id: int
-    lemma: str
-    upos: str
-    feats: str
-    head: int
-    deprel: str
-
-
-def _rel(word: _Word) -> str:
-    return word.deprel.split(":", 1)[0]
 
 
 def agreeing_feats(upos: str, feats: str, allowed: frozenset[str], feature: str
@@ -70,37 +59,37 @@ def agreeing_feats(upos: str, feats: str, allowed: frozenset[str], feature: str
     return parsed
 
 
-def subjects(word: _Word, children: Mapping[int, Sequence[_Word]]) -> list[_Word]:
+def subjects(word: TreeWord, children: Mapping[int, Sequence[TreeWord]]) -> list[TreeWord]:
     """The word's ``nsubj`` dependents, or for an ``aux``/``cop`` its head's."""
-    own = [c for c in children.get(word.id, ()) if _rel(c) == "nsubj"]
-    if own or _rel(word) not in ("aux", "cop"):
+    own = [c for c in children.get(word.id, ()) if rel(c) == "nsubj"]
+    if own or rel(word) not in ("aux", "cop"):
         return own
-    return [c for c in children.get(word.head, ()) if _rel(c) == "nsubj"]
+    return [c for c in children.get(word.head, ()) if rel(c) == "nsubj"]
 
 
-def clausal_subject(word: _Word, children: Mapping[int, Sequence[_Word]]) -> bool:
+def clausal_subject(word: TreeWord, children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """Whether the word, or for an ``aux``/``cop`` its head, has a clausal subject
     (``csubj``): *what's scary is that the wolf will come*."""
-    heads = [word.id] + ([word.head] if _rel(word) in ("aux", "cop") else [])
-    return any(_rel(c) == "csubj" for h in heads for c in children.get(h, ()))
+    heads = [word.id] + ([word.head] if rel(word) in ("aux", "cop") else [])
+    return any(rel(c) == "csubj" for h in heads for c in children.get(h, ()))
 
 
-def coordinated(subject: _Word, children: Mapping[int, Sequence[_Word]]) -> bool:
+def coordinated(subject: TreeWord, children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """Whether the subject heads a coordination (a ``conj`` dependent)."""
-    return any(_rel(c) == "conj" for c in children.get(subject.id, ()))
+    return any(rel(c) == "conj" for c in children.get(subject.id, ()))
 
 
-def subject_feats(subject: _Word, implied: bool = False) -> dict[str, str]:
+def subject_feats(subject: TreeWord, implied: bool = False) -> dict[str, str]:
     """The subject's FEATS; with ``implied``, ``Person=3`` when it carries no Person and is
     not a relative pronoun (UD marks Person on personal pronouns only; every other subject
     is third person, a relative one takes its antecedent's)."""
-    subj = parse_feats(subject.feats, strict=False) if subject.feats not in ("_", "") else {}
+    subj = feats_of(subject)
     if implied and "Person" not in subj and subj.get("PronType") != "Rel":
         subj["Person"] = "3"
     return subj
 
 
-def agrees(feats: Mapping[str, str], subject: _Word, feature: str, implied: bool = False
+def agrees(feats: Mapping[str, str], subject: TreeWord, feature: str, implied: bool = False
            ) -> bool:
     """Whether the subject has exactly the word's value of ``feature`` and, for the other
     :data:`AGREEMENT` features both carry, a value in common (English nouns carry no
@@ -121,26 +110,26 @@ _SUBJUNCTIVE_HEADS = frozenset({"wish", "suppose", "imagine", "pretend"})
 _SUBJUNCTIVE_MARKS = frozenset({"if", "though", "unless"})
 
 
-def subjunctive_context(word: _Word, words: Sequence[_Word],
-                        children: Mapping[int, Sequence[_Word]]) -> bool:
+def subjunctive_context(word: TreeWord, words: Sequence[TreeWord],
+                        children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """English: whether the word's clause may take a subjunctive *were*: its predicate (the
     word, or the head of an ``aux``/``cop``) has a ``mark`` *if*, *though* or *unless* (or
     *as* with a ``fixed`` *if*/*though*), or depends on *wish*, *suppose*, *imagine* or
     *pretend*."""
-    pred = word.head if _rel(word) in ("aux", "cop") else word.id
+    pred = word.head if rel(word) in ("aux", "cop") else word.id
     for c in children.get(pred, ()):
-        if _rel(c) != "mark":
+        if rel(c) != "mark":
             continue
         lemma = c.lemma.lower()
-        fixed = {f.lemma.lower() for f in children.get(c.id, ()) if _rel(f) == "fixed"}
+        fixed = {f.lemma.lower() for f in children.get(c.id, ()) if rel(f) == "fixed"}
         if lemma in _SUBJUNCTIVE_MARKS or fixed & _SUBJUNCTIVE_MARKS:
             return True
     head = words[pred - 1].head if 0 < pred <= len(words) else 0
     return 0 < head <= len(words) and words[head - 1].lemma.lower() in _SUBJUNCTIVE_HEADS
 
 
-def reading_fits(lang: str, reading: Mapping[str, str], own: Mapping[str, str], word: _Word,
-                 words: Sequence[_Word], children: Mapping[int, Sequence[_Word]]) -> bool:
+def reading_fits(lang: str, reading: Mapping[str, str], own: Mapping[str, str], word: TreeWord,
+                 words: Sequence[TreeWord], children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """Whether another reading (``reading``: a cell's FEATS) of a new form may fit the word's
     sentence. Only a documented rule says no; everywhere else it may (the pair is dropped):
 
@@ -159,24 +148,24 @@ def reading_fits(lang: str, reading: Mapping[str, str], own: Mapping[str, str], 
     return True
 
 
-def mandative_context(word: _Word, children: Mapping[int, Sequence[_Word]]) -> bool:
+def mandative_context(word: TreeWord, children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """English: whether the word's clause may take a present subjunctive: its predicate is a
     complement or adnominal clause (``ccomp``, ``csubj``, ``acl``: *I insist (that) he come*,
     *it is essential that he be*) or has a ``mark`` *that* or *lest*."""
-    pred_rel = word.deprel if _rel(word) not in ("aux", "cop") else None
+    pred_rel = word.deprel if rel(word) not in ("aux", "cop") else None
     pred = word.id if pred_rel is not None else word.head
-    rel = _rel(word) if pred_rel is not None else None
-    if rel is None:
+    clause = rel(word) if pred_rel is not None else None
+    if clause is None:
         heads = [h for ws in children.values() for h in ws if h.id == pred]
-        rel = _rel(heads[0]) if heads else ""
-    if rel in ("ccomp", "csubj", "acl"):
+        clause = rel(heads[0]) if heads else ""
+    if clause in ("ccomp", "csubj", "acl"):
         return True
-    return any(_rel(c) == "mark" and c.lemma.lower() in ("that", "lest")
+    return any(rel(c) == "mark" and c.lemma.lower() in ("that", "lest")
                for c in children.get(pred, ()))
 
 
-def informal_twin(lang: str, feature: str, own: str, new: str, word: _Word,
-                  children: Mapping[int, Sequence[_Word]]) -> bool:
+def informal_twin(lang: str, feature: str, own: str, new: str, word: TreeWord,
+                  children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """Whether the twin is grammatical in a common register, by a documented rule:
 
     * English: a singular verb after an expletive *there* with a plural subject (*there's
@@ -184,12 +173,12 @@ def informal_twin(lang: str, feature: str, own: str, new: str, word: _Word,
       pair of a clause with an ``expl`` is not made (Sing -> Plur, *there are a problem*, is).
     """
     if lang == "en" and feature == "Number" and (own, new) == ("Plur", "Sing"):
-        pred = word.head if _rel(word) in ("aux", "cop") else word.id
-        return any(_rel(c) == "expl" for h in {pred, word.id} for c in children.get(h, ()))
+        pred = word.head if rel(word) in ("aux", "cop") else word.id
+        return any(rel(c) == "expl" for h in {pred, word.id} for c in children.get(h, ()))
     return False
 
 
-def name_hides_gender(feature: str, own: str, new: str, subject: _Word) -> bool:
+def name_hides_gender(feature: str, own: str, new: str, subject: TreeWord) -> bool:
     """Whether a Masc <-> Fem pair would rest on a proper name's annotated Gender: a name
     can refer to a man or a woman, and many do not show which (Czech foreign surnames:
     *řekl Guilbeault* and *řekla Guilbeault* are both grammatical). A neuter is never a

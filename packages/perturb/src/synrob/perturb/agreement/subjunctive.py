@@ -14,24 +14,16 @@ or *pretend*).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from .rules import subjunctive_context
+from .tree import TreeWord
 
 __all__ = ["conditional_be"]
 
 
-class _Word(Protocol):
-    id: int
-    lemma: str
-    upos: str
-    feats: str
-    head: int
-    deprel: str
 
-
-def conditional_be(lang: str, word: _Word, feats: Mapping[str, str], words: Sequence[_Word],
-                   children: Mapping[int, Sequence[_Word]]) -> bool:
+def conditional_be(lang: str, word: TreeWord, feats: Mapping[str, str], words: Sequence[TreeWord],
+                   children: Mapping[int, Sequence[TreeWord]]) -> bool:
     """Whether ``word`` is an English past *be* in a conditional or counterfactual clause."""
     return (lang == "en" and word.lemma.lower() == "be" and feats.get("Tense") == "Past"
             and subjunctive_context(word, words, children))

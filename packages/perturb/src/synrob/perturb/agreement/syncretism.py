@@ -16,10 +16,10 @@ in the nominative plural: *organizace*). One word that shows its number (*pracho
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
-from ..io.feats import format_feats, parse_feats
+from ..io.feats import format_feats
 from ..lexicon.paradigms import Paradigms
+from .tree import TreeWord, feats_of, rel
 
 __all__ = ["NOMINAL_UPOS", "hides_number", "nominative_values", "reads_as"]
 
@@ -28,16 +28,8 @@ NOMINAL_UPOS = frozenset({"NOUN", "PROPN", "PRON", "DET", "ADJ", "NUM"})
 _OTHER = {"Sing": "Plur", "Plur": "Sing"}
 
 
-class _Word(Protocol):
-    id: int
-    form: str
-    lemma: str
-    upos: str
-    feats: str
-    deprel: str
 
-
-def _spelled(word: _Word, want: str, paradigms: Paradigms) -> bool:
+def _spelled(word: TreeWord, want: str, paradigms: Paradigms) -> bool:
     """Whether the word's form is its lemma's form with FEATS ``want``: attested, or made by
     the edit rule most of the lemmas of its kind use (strictly more than any other rule:
     English *boy* is no plural because a few nouns ending like it, *sheep*, keep their form),
@@ -58,39 +50,39 @@ def _spelled(word: _Word, want: str, paradigms: Paradigms) -> bool:
     return best == low and (len(counts) == 1 or counts[0] > counts[1])
 
 
-def reads_as(word: _Word, case: str, paradigms: Paradigms) -> bool:
+def reads_as(word: TreeWord, case: str, paradigms: Paradigms) -> bool:
     """Whether the word's form is also its lemma's form in ``case`` (its other FEATS kept):
     Czech *projekty* nominative = accusative plural."""
-    feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
+    feats = feats_of(word)
     if "Case" not in feats:
         return False
     return feats["Case"] == case or _spelled(word, format_feats({**feats, "Case": case}),
                                              paradigms)
 
 
-def nominative_values(word: _Word, feature: str, paradigms: Paradigms) -> set[str]:
+def nominative_values(word: TreeWord, feature: str, paradigms: Paradigms) -> set[str]:
     """The word's value of ``feature`` when its form is also its lemma's nominative (Czech
     *kaple* accusative plural = nominative plural), else none."""
-    feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
+    feats = feats_of(word)
     if "Case" not in feats or feature not in feats:
         return set()
     return set(feats[feature].split(",")) if reads_as(word, "Nom", paradigms) else set()
 
 
-def _syncretic(word: _Word, paradigms: Paradigms) -> bool | None:
+def _syncretic(word: TreeWord, paradigms: Paradigms) -> bool | None:
     """Whether the word's form is also its lemma's form of the other Number (None: the word
     has no single Number)."""
-    feats = parse_feats(word.feats, strict=False) if word.feats not in ("_", "") else {}
+    feats = feats_of(word)
     other = _OTHER.get(feats.get("Number", ""))
     if other is None:
         return None
     return _spelled(word, format_feats({**feats, "Number": other}), paradigms)
 
 
-def hides_number(subject: _Word, children: Mapping[int, Sequence[_Word]],
+def hides_number(subject: TreeWord, children: Mapping[int, Sequence[TreeWord]],
                  paradigms: Paradigms) -> bool:
     """Whether no word of the subject shows its Number (see the module)."""
     words = [subject] + [c for c in children.get(subject.id, ())
-                         if c.deprel.split(":", 1)[0] in ("amod", "det", "nummod")]
+                         if rel(c) in ("amod", "det", "nummod")]
     seen = [_syncretic(w, paradigms) for w in words]
     return seen[0] is True and all(s is not False for s in seen)
