@@ -46,9 +46,17 @@ Lines:
   and the rates (``gflops_<shape>``) say what it is made of; ``matmul_gflops_fp32`` is
   bench/encode.py's reference product on the same threads;
 * ``layer_run_over_floor``: ``layer_run_s`` / ``layer_run_floor_s``;
-* ``model_parses_per_process``: reads of a model's weights (``from_pretrained`` of a model)
-  plus GGUF parses in this whole process; ``weight_loads``, ``gguf_parses``,
-  ``config_parses`` (transformers' config reads) and ``tokenizer_loads`` apart;
+* ``model_parses_per_process``: reads of a model's file in this whole process: full parses
+  of a GGUF file (``gguf_parses``: ``gguf.GGUFReader`` built on it, which reads its metadata
+  and tensor table) plus weight loads of a checkpoint that is not a GGUF file
+  (``checkpoint_weight_loads``: ``from_pretrained`` of a model without ``gguf_file``; a GGUF
+  weight load reads its tensors through the reader its parse built). Apart: ``weight_loads``
+  (every ``from_pretrained`` of a model), ``gguf_parses``, ``gguf_header_reads``
+  (transformers' fast reader of a GGUF header: metadata keys with long string arrays
+  skipped, and tensor names; 0.01 s for SmolLM2),
+  ``gguf_metadata_reads`` and ``gguf_tensor_loads`` (transformers' ``load_gguf_checkpoint``
+  without and with tensors), ``config_parses`` (transformers' config reads) and
+  ``tokenizer_loads``;
 * ``rows_identical`` (with ``--reference FILE``: rows written by ``--rows-out`` or a
   ``results.json``): 1 when the run's rows equal the reference's, the run's time and id
   (:data:`NOT_COMPARED`) aside.
@@ -57,7 +65,7 @@ Lines:
 of ``synrob run amnesic`` under the code before and after a change).
 
 ``--count ARGS...`` only runs ``synrob ARGS...`` in this process (its output goes to stderr)
-and prints ``exit_code``, ``model_parses_per_process`` and the four counts apart, counted as
+and prints ``exit_code``, ``model_parses_per_process`` and the counts apart, counted as
 above: the parse-once rule for any command (e.g. ``--count run jabberwocky --preset sample -p
 model=smollm2 -p behaviour_lm=smollm2 -o DIR``).
 
@@ -134,7 +142,9 @@ class Counts:
 
     @property
     def model_parses(self) -> int:
-        return self.calls["weights"] + self.calls["gguf"]
+        """Reads of a model's file: full GGUF parses plus weight loads of a checkpoint that
+        is not a GGUF file (a GGUF load reads its tensors through the parse it is counted by)."""
+        return self.calls["gguf"] + self.calls["checkpoint"]
 
 
 def _patch(owner: Any, name: str, make: Callable[[Callable[..., Any]], Any]) -> None:
@@ -153,10 +163,27 @@ def _classmethod(owner: Any, name: str, phases: Phases, counts: Counts, label: s
     setattr(owner, name, classmethod(phases.wrap("loading", counted)))
 
 
-def _counted(phases: Phases, counts: Counts, label: str) -> Callable[[Any], Any]:
+def _weights(phases: Phases, counts: Counts) -> None:
+    """Count ``PreTrainedModel.from_pretrained``: every weight load, and apart those of a
+    checkpoint that is not a GGUF file."""
+    import transformers
+
+    func = transformers.PreTrainedModel.from_pretrained.__func__
+
+    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        counts.calls["weights"] += 1
+        counts.calls["checkpoint"] += not kwargs.get("gguf_file")
+        return func(cls, *args, **kwargs)
+
+    transformers.PreTrainedModel.from_pretrained = classmethod(phases.wrap("loading", counted))
+
+
+def _counted(phases: Phases, counts: Counts, label: str | Callable[..., str]
+             ) -> Callable[[Any], Any]:
+    """Wrap a function to count its calls under ``label`` (or ``label(*args, **kwargs)``)."""
     def make(fn: Callable[..., Any]) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> Any:
-            counts.calls[label] += 1
+            counts.calls[label(*args, **kwargs) if callable(label) else label] += 1
             return fn(*args, **kwargs)
 
         return phases.wrap("loading", functools.wraps(fn)(counted))
@@ -178,13 +205,15 @@ def instrument(phases: Phases, counts: Counts) -> None:
         except ImportError:
             return None
 
-    _classmethod(transformers.PreTrainedModel, "from_pretrained", phases, counts, "weights")
+    _weights(phases, counts)
     _classmethod(transformers.PretrainedConfig, "get_config_dict", phases, counts, "config")
     _classmethod(PreTrainedTokenizerBase, "from_pretrained", phases, counts, "tokenizer")
+    _patch(module("gguf"), "GGUFReader", _counted(phases, counts, "gguf"))
     _patch(module("transformers.modeling_gguf_pytorch_utils"), "load_gguf_checkpoint",
-           _counted(phases, counts, "gguf"))
+           _counted(phases, counts, lambda *a, **k: "gguf_tensors" if k.get("return_tensors")
+                    else "gguf_metadata"))
     _patch(module("transformers.integrations.gguf"), "read_gguf_metadata",
-           _counted(phases, counts, "gguf"))
+           _counted(phases, counts, "gguf_header"))
     wrap = phases.wrap
     _patch(module("synrob.perturb.lm.loaded"), "load_lm", lambda f: wrap("loading", f))
     _patch(module("synrob.perturb.lm.models"), "dequantised_copy", lambda f: wrap("loading", f))
@@ -525,16 +554,19 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def emit_counts(counts: Counts) -> None:
-    """``model_parses_per_process`` and the four counts it is made of, apart."""
+    """``model_parses_per_process`` and the counts it is made of, apart."""
     emit("model_parses_per_process", counts.model_parses)
-    for label, name in (("weights", "weight_loads"), ("gguf", "gguf_parses"),
+    for label, name in (("weights", "weight_loads"), ("checkpoint", "checkpoint_weight_loads"),
+                        ("gguf", "gguf_parses"), ("gguf_header", "gguf_header_reads"),
+                        ("gguf_metadata", "gguf_metadata_reads"),
+                        ("gguf_tensors", "gguf_tensor_loads"),
                         ("config", "config_parses"), ("tokenizer", "tokenizer_loads")):
         emit(name, counts.calls[label])
 
 
 def _count_command(argv: Sequence[str]) -> None:
     """``synrob ARGV`` run in this process (its output to stderr), then its model reads:
-    ``exit_code``, ``model_parses_per_process`` and the four counts apart."""
+    ``exit_code``, ``model_parses_per_process`` and the counts apart."""
     from synrob.cli.app import run
 
     counts = Counts()

@@ -12,7 +12,16 @@ import pytest
 
 
 def _count(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
-    """Count transformers' GGUF metadata reads and tensor loads (as bench/amnesic.py does)."""
+    """Count the GGUF file's full parses (``gguf.GGUFReader`` built), transformers' metadata
+    reads and tensor loads (as bench/amnesic.py does)."""
+    gguf = importlib.import_module("gguf")
+    reader = gguf.GGUFReader
+
+    def built(*a: Any, **k: Any) -> Any:
+        calls.append("GGUFReader")
+        return reader(*a, **k)
+
+    monkeypatch.setattr(gguf, "GGUFReader", built)
     for module, name in (("transformers.modeling_gguf_pytorch_utils", "load_gguf_checkpoint"),
                          ("transformers.integrations.gguf", "read_gguf_metadata")):
         mod = importlib.import_module(module)
@@ -42,8 +51,10 @@ def test_smollm2_from_an_empty_cache_is_parsed_once_and_its_weights_read_once(
                         encoders=held, device="cpu")
     lm = load_lm("smollm2", device="cpu")
     assert model_reads == ["LlamaForCausalLM"]  # the dequantisation's read, and no other
-    assert calls == ["read_gguf_metadata", "load_gguf_checkpoint",
-                     "load_gguf_checkpoint+tensors"]  # each of transformers' reads once
+    # the file parsed once (one GGUFReader, whose tensors the weight load reads), and each of
+    # transformers' reads made once: the fast header reader, the metadata, the tensors
+    assert calls == ["read_gguf_metadata", "load_gguf_checkpoint", "GGUFReader",
+                     "load_gguf_checkpoint+tensors"]
     assert rep.layers == [2]
     monkeypatch.setattr(lm_mod, "_LOADED", {})
     again = load_lm("smollm2", device="cpu")  # read back from the copy: the same model
