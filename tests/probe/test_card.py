@@ -248,6 +248,20 @@ def test_a_killed_card_resumes_on_a_dask_cluster_equal_to_the_local_card(
     assert numbers == [{k: r[k] for k in r if k != "settings"} for r in local.rows]
 
 
+def test_a_card_on_a_local_ray_cluster_equals_the_local_card(mini: Path, tmp_path: Path
+                                                             ) -> None:
+    """``--backend ray`` (its local mode, 2 workers) from an empty card directory: every
+    number equals the local card's (the caches are shared, so the runs are the same runs)."""
+    pytest.importorskip("ray")
+    import synrob.probe as pr
+
+    on_ray = pr.card("minilm", tmp_path / "ray", backend="ray", workers=2, **COMMON)
+    local = pr.load_card(mini)
+    numbers = [{k: r[k] for k in r if k != "settings"} for r in on_ray.rows]
+    assert numbers == [{k: r[k] for k in r if k != "settings"} for r in local.rows]
+    assert on_ray.invocation["executed"] + on_ray.invocation.get("reused", 0) == _runs(on_ray)
+
+
 def _runs(card: Any) -> int:
     return int(card.data["grid"]["runs"])
 
