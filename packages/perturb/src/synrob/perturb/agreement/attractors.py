@@ -52,8 +52,6 @@ class Position:
 
 
 def _values(word: TreeWord, feature: str) -> frozenset[str]:
-    if word.feats in ("_", ""):
-        return frozenset()
     value = feats_of(word).get(feature)
     return values(value) if value else frozenset()
 

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..corpus import Word
-from ..io.feats import parse_feats
 from ..lexicon.paradigms import sentences_with_hosts
 from .rules import agreeing_feats, clausal_subject, coordinated, subjects
+from .tree import feats_of, rel
 
 __all__ = ["Evidence", "MIN_SHARE", "MISMATCH_SHARE", "MIN_SUBJECTS", "words_of"]
 
@@ -54,7 +54,7 @@ def words_of(rows: Sequence[tuple[list[str], str | None]]) -> list[Word]:
 
 
 def _values(word: Word, feature: str) -> list[str]:
-    value = parse_feats(word.feats, strict=False).get(feature)
+    value = feats_of(word).get(feature)
     return value.split(",") if value else []
 
 
@@ -113,8 +113,8 @@ class Evidence:
     def _count_word(self, w: Word, words: Sequence[Word]) -> None:
         """The counts of one word alone: marked subjects, forms' values, accusative forms,
         heads of objects."""
-        rel = w.deprel.split(":", 1)[0]
-        self.marked_subjects += rel == "nsubj" and bool(_values(w, self.feature))
+        relation = rel(w)
+        self.marked_subjects += relation == "nsubj" and bool(_values(w, self.feature))
         if w.upos not in self.upos:
             for v in _values(w, self.feature):
                 self.form_values[(w.form.lower(), w.upos)][v] += 1
@@ -123,7 +123,7 @@ class Evidence:
             self.accusative.add((w.form.lower(), w.upos))
         if "Nom" in cases:
             self.nominative[(w.form.lower(), w.upos)].update(_values(w, self.feature))
-        if rel == "obj" and 0 < w.head <= len(words):
+        if relation == "obj" and 0 < w.head <= len(words):
             head = words[w.head - 1]
             self.with_object.add((head.lemma.lower(), head.upos))
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from ..corpus import Sentence
 from ..errors import SynrobError
-from ..io.feats import parse_feats
 from ..io.pairs import PairOut, PairWords
+from .tree import feats_of
 
 __all__ = ["pair_words", "pair_out"]
 
@@ -30,7 +30,7 @@ def pair_words(sentence: Sentence, agreement: Mapping[str, Any]) -> PairWords:
     verb = words.get(subject.head, target)
     head = str(agreement["form_from"])
     is_cop = verb.id != target.id
-    participle = parse_feats(target.feats, strict=False).get("VerbForm") == "Part"
+    participle = feats_of(target).get("VerbForm") == "Part"
     return PairWords(child=subject.form, child_idx=subject.id - 1, child_upos=subject.upos,
                      verb=head if not is_cop else verb.form, verb_idx=verb.id - 1,
                      cop=head if is_cop else None, cop_idx=target.id - 1 if is_cop else None,
