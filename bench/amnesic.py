@@ -146,6 +146,11 @@ class Counts:
         is not a GGUF file (a GGUF load reads its tensors through the parse it is counted by)."""
         return self.calls["gguf"] + self.calls["checkpoint"]
 
+    @property
+    def weight_loads(self) -> int:
+        """Every ``from_pretrained`` of a model, from a GGUF file or another checkpoint."""
+        return self.calls["gguf_weights"] + self.calls["checkpoint"]
+
 
 def _patch(owner: Any, name: str, make: Callable[[Callable[..., Any]], Any]) -> None:
     """Replace ``owner.name`` by ``make(original)`` where it exists (older code may lack it)."""
@@ -153,33 +158,21 @@ def _patch(owner: Any, name: str, make: Callable[[Callable[..., Any]], Any]) -> 
         setattr(owner, name, make(getattr(owner, name)))
 
 
-def _classmethod(owner: Any, name: str, phases: Phases, counts: Counts, label: str) -> None:
+#: A count's label, or a function of the counted call's arguments that gives it.
+Label = str | Callable[..., str]
+
+
+def _classmethod(owner: Any, name: str, phases: Phases, counts: Counts, label: Label) -> None:
     func = getattr(owner, name).__func__
 
     def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        counts.calls[label] += 1
+        counts.calls[label(*args, **kwargs) if callable(label) else label] += 1
         return func(cls, *args, **kwargs)
 
     setattr(owner, name, classmethod(phases.wrap("loading", counted)))
 
 
-def _weights(phases: Phases, counts: Counts) -> None:
-    """Count ``PreTrainedModel.from_pretrained``: every weight load, and apart those of a
-    checkpoint that is not a GGUF file."""
-    import transformers
-
-    func = transformers.PreTrainedModel.from_pretrained.__func__
-
-    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        counts.calls["weights"] += 1
-        counts.calls["checkpoint"] += not kwargs.get("gguf_file")
-        return func(cls, *args, **kwargs)
-
-    transformers.PreTrainedModel.from_pretrained = classmethod(phases.wrap("loading", counted))
-
-
-def _counted(phases: Phases, counts: Counts, label: str | Callable[..., str]
-             ) -> Callable[[Any], Any]:
+def _counted(phases: Phases, counts: Counts, label: Label) -> Callable[[Any], Any]:
     """Wrap a function to count its calls under ``label`` (or ``label(*args, **kwargs)``)."""
     def make(fn: Callable[..., Any]) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> Any:
@@ -205,7 +198,8 @@ def instrument(phases: Phases, counts: Counts) -> None:
         except ImportError:
             return None
 
-    _weights(phases, counts)
+    _classmethod(transformers.PreTrainedModel, "from_pretrained", phases, counts,
+                 lambda *a, **k: "gguf_weights" if k.get("gguf_file") else "checkpoint")
     _classmethod(transformers.PretrainedConfig, "get_config_dict", phases, counts, "config")
     _classmethod(PreTrainedTokenizerBase, "from_pretrained", phases, counts, "tokenizer")
     _patch(module("gguf"), "GGUFReader", _counted(phases, counts, "gguf"))
@@ -556,7 +550,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 def emit_counts(counts: Counts) -> None:
     """``model_parses_per_process`` and the counts it is made of, apart."""
     emit("model_parses_per_process", counts.model_parses)
-    for label, name in (("weights", "weight_loads"), ("checkpoint", "checkpoint_weight_loads"),
+    emit("weight_loads", counts.weight_loads)
+    for label, name in (("checkpoint", "checkpoint_weight_loads"),
                         ("gguf", "gguf_parses"), ("gguf_header", "gguf_header_reads"),
                         ("gguf_metadata", "gguf_metadata_reads"),
                         ("gguf_tensors", "gguf_tensor_loads"),

@@ -244,8 +244,7 @@ def test_a_killed_card_resumes_on_a_dask_cluster_equal_to_the_local_card(
     resumed = pr.card("minilm", out, backend="dask", workers=2, **COMMON)
     local = pr.load_card(mini)
     assert resumed.invocation["executed"] == _runs(resumed) - 2  # the 2 saved were reused
-    numbers = [{k: r[k] for k in r if k != "settings"} for r in resumed.rows]
-    assert numbers == [{k: r[k] for k in r if k != "settings"} for r in local.rows]
+    assert _numbers(resumed) == _numbers(local)
 
 
 def test_a_card_on_a_local_ray_cluster_equals_the_local_card(mini: Path, tmp_path: Path
@@ -257,9 +256,13 @@ def test_a_card_on_a_local_ray_cluster_equals_the_local_card(mini: Path, tmp_pat
 
     on_ray = pr.card("minilm", tmp_path / "ray", backend="ray", workers=2, **COMMON)
     local = pr.load_card(mini)
-    numbers = [{k: r[k] for k in r if k != "settings"} for r in on_ray.rows]
-    assert numbers == [{k: r[k] for k in r if k != "settings"} for r in local.rows]
+    assert _numbers(on_ray) == _numbers(local)
     assert on_ray.invocation["executed"] + on_ray.invocation.get("reused", 0) == _runs(on_ray)
+
+
+def _numbers(card: Any) -> list[dict[str, Any]]:
+    """The card's rows without the settings that name where they were made."""
+    return [{k: r[k] for k in r if k != "settings"} for r in card.rows]
 
 
 def _runs(card: Any) -> int:
