@@ -6,6 +6,8 @@ each rule; test_agreement.py checks the pair invariants on real treebanks."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +18,7 @@ from synrob.perturb.agreement.inflect import english_form, penn_tag
 from synrob.perturb.agreement.paradigm import animacy_of, own_paradigm
 from synrob.perturb.agreement.spelling import keep_marks
 from synrob.perturb.base import sentence_rng
-from synrob.perturb.corpus import sentences_from_string
+from synrob.perturb.corpus import read_conllu, sentences_from_string
 from synrob.perturb.io.refusals import REFUSED_COLUMNS
 from synrob.perturb.perturbers import agreement as A
 from synrob.perturb.perturbers.agreement import Agreement, note
@@ -329,7 +331,7 @@ def test_the_refused_file_lists_every_refused_candidate(cli, tmp_path: Path, suf
     lines = refused.read_text(encoding="utf-8").splitlines()
     if suffix == ".tsv":
         assert lines[0].split("\t") == list(REFUSED_COLUMNS)
-        rows = [dict(zip(REFUSED_COLUMNS, line.split("\t"), strict=True)) for line in lines[1:]]
+        rows = list(csv.DictReader(io.StringIO("\n".join(lines)), delimiter="\t"))
     else:
         rows = [json.loads(line) for line in lines]
     notional = [r for r in rows if r["reason"] == "notional"]
@@ -403,3 +405,22 @@ def test_a_form_kept_by_the_lemmas_of_its_kind_reads_as_the_other_cell() -> None
     par.add("ženy", "žena", "NOUN", "_", plur)
     assert par.kept_form("NOUN", sing, plur, "práce") == (3, 0)  # ends like them
     assert par.kept_form("NOUN", sing, plur) == (3, 1)  # every lemma of the cells
+
+
+@pytest.mark.slow
+def test_the_refused_tsv_reads_back_with_csv_on_ewt_test(cli, ewt_dir: Path, tmp_path: Path
+                                                         ) -> None:
+    """EWT test's texts hold quotes (*" Another generation ...*): read with csv (as pandas
+    reads a TSV), the file has every refused candidate the summary counts, each text whole."""
+    source = ewt_dir / "en_ewt-ud-test.conllu"
+    refused = tmp_path / "refused.tsv"
+    res = cli(["perturb", "-k", "agreement", str(source), "-o", str(tmp_path / "pairs.conllu"),
+               "--refused", str(refused)])
+    assert res.exit_code == 0, res.stderr
+    with refused.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    counted = int(res.stderr.split("candidates without an output (")[1].split(")")[0])
+    assert len(rows) == counted > 1000
+    texts = {s.sent_id: s.text for s in read_conllu(source)}
+    assert all(r["text"] == texts[r["sent_id"]] for r in rows)
+    assert any(r["text"].startswith('"') for r in rows)

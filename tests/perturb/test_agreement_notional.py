@@ -1,56 +1,60 @@
-"""The notional-agreement filter's precision and recall on 1,201 hand-labelled subjects of EWT
-dev and test (tests/data/agreement/notional_ewt.tsv, README there), and the subjects the GUM
-audit of issue 54 quoted."""
+"""The notional-agreement filter's precision and recall on hand-labelled EWT subjects
+(tests/data/agreement, README there; bench/notional.py computes them), and the subjects the
+GUM audit of issue 54 quoted."""
 
 from __future__ import annotations
 
-import csv
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from synrob.perturb.agreement.evidence import Evidence
 from synrob.perturb.agreement.notional import SOURCES, Notional
-from synrob.perturb.corpus import Word, read_conllu
+from synrob.perturb.agreement.tree import children_of
+from synrob.perturb.corpus import Word
 
-LABELS = Path(__file__).resolve().parent.parent / "data" / "agreement" / "notional_ewt.tsv"
+from tests.bench_script import load_bench
+
+notional_bench = load_bench("notional")
+
+#: list: (precision, recall) at least, measured 2026-12-05 with all five sources (docs/perturbers.md)
+FLOORS = {"dev-test": (0.812, 0.869),  # 147 of 181 flagged, 147 of 169: the list tuned on
+          "train-heldout": (0.661, 0.812),  # 121 of 183, 121 of 149
+          "train-blind": (0.672, 0.820)}  # 123 of 183, 123 of 150: the test set
 
 
-def children_of(words: list[Word]) -> dict[int, list[Word]]:
-    out: dict[int, list[Word]] = defaultdict(list)
-    for w in words:
-        out[w.head].append(w)
-    return out
-
-
-@pytest.mark.slow
-def test_precision_and_recall_on_hand_labelled_ewt_subjects(ewt_dir: Path) -> None:
-    """Measured 2026-12-05 with all five sources: precision 0.812 (147 of 181 flagged),
-    recall 0.870 (147 of 169). The issue's targets are 0.8 and 0.95: recall falls short
-    (docs/perturbers.md lists the misses: small businesses' names no source knows)."""
-    sentences = {s.sent_id: s.words() for split in ("dev", "test")
-                 for s in read_conllu(ewt_dir / f"en_ewt-ud-{split}.conllu")}
-    evidence = Evidence("Number", frozenset({"VERB", "AUX", "ADJ"}))
-    for words in sentences.values():
-        evidence.add(words)
-    notional = Notional(evidence.lemma_configs)
-    notional.add_names(sentences.values())
+def _scored(ewt_dir: Path, name: str) -> tuple[object, list[tuple[dict[str, str], str | None]]]:
+    sentences = notional_bench.reference(ewt_dir, name)
+    notional = notional_bench.notional_for(sentences)
     if notional.sources != list(SOURCES):
         pytest.skip(f"the filter runs with {notional.sources} only (WordNet or spaCy's model "
                     "missing)")
-    with LABELS.open(encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
+    rows = notional_bench.labelled(name)
     assert len(rows) >= 200
-    tp = fp = fn = 0
-    for row in rows:
-        words = sentences[row["sent_id"]]
-        subject = words[int(row["subject"]) - 1]
-        assert subject.form == row["form"]
-        flagged = notional.source(subject, words, children_of(words)) is not None
-        gold = row["label"] != "no"
-        tp, fp, fn = tp + (flagged and gold), fp + (flagged and not gold), fn + (gold and not flagged)
-    precision, recall = tp / (tp + fp), tp / (tp + fn)
-    assert precision >= 0.80 and recall >= 0.86, (tp, fp, fn)
+    return (notional_bench.score(rows, sentences, notional),
+            list(notional_bench.decisions(rows, sentences, notional)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_precision_and_recall_on_hand_labelled_ewt_subjects(ewt_dir: Path, name: str) -> None:
+    """The issue's targets are precision 0.8 and recall 0.95: recall falls short on every
+    list, precision on the two held out (docs/perturbers.md lists the misses)."""
+    scores, _ = _scored(ewt_dir, name)
+    precision, recall = FLOORS[name]
+    assert scores.precision >= precision and scores.recall >= recall, scores
+
+
+@pytest.mark.slow
+def test_a_wordnet_organisation_name_that_spacy_reads_as_a_place_is_not_flagged(
+        ewt_dir: Path) -> None:
+    """EWT train: *the U.S. has a vital role*: WordNet's first sense of *U.S.* is the federal
+    government (an organisation), spaCy reads a place (GPE), and a state takes a singular verb
+    in British English too; *Al Qaeda* is flagged."""
+    _, decided = _scored(ewt_dir, "train-heldout")
+    us = [source for row, source in decided if row["form"] == "U.S."]
+    assert len(us) >= 3 and set(us) == {None}
+    qaeda = [source for row, source in decided if row["form"] == "Al"
+             and row["note"].startswith("Al Qaeda")]
+    assert len(qaeda) >= 5 and None not in qaeda
 
 
 def words_of(rows: list[tuple[str, str, str, str, int, str]]) -> list[Word]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from ..corpus import Word
 from ..lexicon.paradigms import sentences_with_hosts
 from .rules import agreeing_feats, clausal_subject, coordinated, subjects
-from .tree import feats_of, rel
+from .tree import children_of, feats_of, rel
 
 __all__ = ["Evidence", "MIN_SHARE", "MISMATCH_SHARE", "MIN_SUBJECTS", "words_of"]
 
@@ -86,9 +86,8 @@ class Evidence:
 
     def add(self, words: Sequence[Word]) -> None:
         """Count one sentence's words."""
-        children: dict[int, list[Word]] = defaultdict(list)
+        children = children_of(words)
         for w in words:
-            children[w.head].append(w)
             self._count_word(w, words)
         for w in words:
             feats = agreeing_feats(w.upos, w.feats, self.upos, self.feature)

@@ -11,8 +11,10 @@ perturber refuses it (reason ``notional``) unless ``notional=keep``.
 * ``list``: a common noun in :data:`~synrob.perturb.agreement.collectives.COLLECTIVE_NOUNS`,
   or one of :data:`~synrob.perturb.agreement.collectives.COMPOUND_ORGANISATIONS` with a
   ``compound`` (*health service*);
-* ``wordnet``: a common noun (or a name, or a ``compound`` + noun such as *civil service*)
-  whose first WordNet sense is filed under ``noun.group``;
+* ``wordnet``: a common noun (or a ``compound`` + noun such as *civil service*) whose first
+  WordNet sense is filed under ``noun.group``, or a name whose first sense is an organisation
+  (*NASA*) and which spaCy does not take for a place, a person or a nationality in its
+  sentence (*the U.S. has a vital role*: WordNet's first sense is the government);
 * ``names``: a proper name built on an organisation noun (the subject, or a ``flat`` or
   ``compound`` part of it, in :data:`~synrob.perturb.agreement.collectives.ORGANISATION_HEADS`:
   *Farrell Electric*, *the Museum of Flight*), a name marked as a possessive (*Alan's refused*:
@@ -197,10 +199,10 @@ class Notional:
         parts = name_parts(subject, children)
         if any(p.lemma.lower() in COLLECTIVE_NOUNS for p in parts if p.upos == "NOUN"):
             return "list"
-        if self._is_group(lemma, ORGANISATION):
-            return "wordnet"
         types = entity_types([w.form for w in words]) if self._spacy else [""] * len(words)
         own = types[subject.id - 1] if subject.id <= len(types) else ""
+        if self._is_group(lemma, ORGANISATION) and own not in NON_ORGANISATION_ENTITIES:
+            return "wordnet"
         if self._built_as_organisation(subject, parts, children) or (
                 _is_acronym(subject.form) and own not in NON_ORGANISATION_ENTITIES):
             return "names"

@@ -1,13 +1,15 @@
 """What the agreement filters read of a word in a dependency tree: its fields, its universal
-relation and its features."""
+relation, its features and its dependents."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from ..io.feats import parse_feats
 
-__all__ = ["TreeWord", "rel", "feats_of"]
+__all__ = ["TreeWord", "rel", "feats_of", "children_of"]
 
 
 class TreeWord(Protocol):
@@ -30,3 +32,15 @@ def rel(word: TreeWord) -> str:
 def feats_of(word: TreeWord) -> dict[str, str]:
     """The word's FEATS as a dict; malformed or empty FEATS read leniently (``{}`` for ``_``)."""
     return parse_feats(word.feats, strict=False)
+
+
+W = TypeVar("W", bound=TreeWord)
+
+
+def children_of(words: Sequence[W]) -> dict[int, list[W]]:
+    """Each word's dependents in order, by the head's ID (a ``defaultdict``: ``[]`` for a
+    word without any)."""
+    out: dict[int, list[W]] = defaultdict(list)
+    for w in words:
+        out[w.head].append(w)
+    return out

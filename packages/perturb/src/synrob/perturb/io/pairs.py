@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SynrobError
+from .tsv import tsv_line
 
 __all__ = ["MULTIBLIMP_COLUMNS", "PAIR_FORMATS", "PairWords", "PairOut", "PairItem",
            "PairsFile", "phenomenon", "unimorph_value", "text_prefix", "provenance",
@@ -118,17 +119,9 @@ def provenance(pair: PairOut) -> dict[str, Any]:
     return {"id": pair.id, "source": pair.source, **pair.meta, "agreement": dict(pair.agreement)}
 
 
-def _tsv_line(values: list[str]) -> str:
-    """One TSV line ending in ``\n``; a field holding a tab, a quote, ``\r`` or ``\n`` is
-    quoted (the ``\r\n`` terminator makes csv quote both line breaks)."""
-    buf = io.StringIO()
-    csv.writer(buf, delimiter="\t", lineterminator="\r\n").writerow(values)
-    return buf.getvalue()[:-2] + "\n"
-
-
 def multiblimp_header() -> str:
     """The header line of a MultiBLiMP TSV as synrob writes it."""
-    return _tsv_line(list(MULTIBLIMP_COLUMNS))
+    return tsv_line(list(MULTIBLIMP_COLUMNS))
 
 
 def multiblimp_row(pair: PairOut) -> str:
@@ -146,7 +139,7 @@ def multiblimp_row(pair: PairOut) -> str:
         "grammatical_feature": old, "ungrammatical_feature": new,
         "wo": "SV" if w.child_idx < w.head_idx else "VS",
         "synrob": json.dumps(provenance(pair), ensure_ascii=False)}
-    return _tsv_line([str(row[c]) for c in MULTIBLIMP_COLUMNS])
+    return tsv_line([str(row[c]) for c in MULTIBLIMP_COLUMNS])
 
 
 def blimp_line(pair: PairOut) -> str:

@@ -5,8 +5,9 @@ pair (a word that carries the feature): the source sentence's ``sent_id``, the w
 form, its subject's ID and form (comma-separated when there are several, empty when there is
 none), the reason's code (``notional``, ``coordination``, ``no_form``...), the reason in words
 and the sentence's text. A name ending in ``.jsonl`` gets JSON lines (one object per row,
-the same keys); any other a TSV with a header line (tabs and line breaks inside a value are
-written as spaces). The file is written atomically: it appears whole or not at all.
+the same keys); any other a TSV with a header line, quoted as Python's ``csv`` module and
+pandas read it (a field holding a tab, a quote or a line break is quoted: *" Another
+generation ...*). The file is written atomically: it appears whole or not at all.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_open
+from .tsv import tsv_line
 
 __all__ = ["REFUSED_COLUMNS", "write_refusals", "refusal_lines"]
 
@@ -26,20 +28,16 @@ REFUSED_COLUMNS = ("sent_id", "verb_id", "verb", "subject_id", "subject", "reaso
                    "text")
 
 
-def _cell(value: Any) -> str:
-    return " ".join(str(value).split("\t")).replace("\r", " ").replace("\n", " ")
-
-
 def refusal_lines(records: Iterable[Mapping[str, Any]], jsonl: bool) -> Iterable[str]:
     """The lines of the file (each ending in a newline): a TSV header and rows, or JSON."""
     if not jsonl:
-        yield "\t".join(REFUSED_COLUMNS) + "\n"
+        yield tsv_line(REFUSED_COLUMNS)
     for r in records:
         row = {k: r.get(k, "") for k in REFUSED_COLUMNS}
         if jsonl:
             yield json.dumps(row, ensure_ascii=False) + "\n"
         else:
-            yield "\t".join(_cell(row[k]) for k in REFUSED_COLUMNS) + "\n"
+            yield tsv_line([str(row[k]) for k in REFUSED_COLUMNS])
 
 
 def write_refusals(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> Path:

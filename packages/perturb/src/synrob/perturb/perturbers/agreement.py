@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -81,6 +81,7 @@ from ..agreement.rules import (
 from ..agreement.spelling import keep_marks
 from ..agreement.subjunctive import conditional_be
 from ..agreement.syncretism import NOMINAL_UPOS, hides_number, nominative_values, reads_as
+from ..agreement.tree import children_of
 from ..base import Param, Perturbation, Perturber
 from ..corpus import Sentence, Word
 from ..errors import ParameterError, SynrobWarning
@@ -610,10 +611,7 @@ class Agreement(Perturber):
         ``refused`` a record of each (:func:`refusal`)."""
         self.ensure_setup()
         words = sentence.words()
-        children: dict[int, list[Word]] = defaultdict(list)
-        for w in words:
-            children[w.head].append(w)
-        ctx = _Context(words, children)
+        ctx = _Context(words, children_of(words))
         hosts = {i: words[i - 2].form for a, b, _ in sentence.ranges() for i in range(a + 1, b + 1)}
         out: list[Perturbation] = []
         refused: list[dict[str, Any]] = []
@@ -625,7 +623,7 @@ class Agreement(Perturber):
                 why = pair if isinstance(pair, int) else _TOKEN
                 furthest = max(furthest, why)
                 if why >= _COUNTED:
-                    refused.append(refusal(word, subjects(word, children), why, self.feature))
+                    refused.append(refusal(word, subjects(word, ctx.children), why, self.feature))
                 continue
             out.append(Perturbation(made, made.text, (word.id,),
                                     comments={"synrob.agreement": _comment(pair, ctx)}))
