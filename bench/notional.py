@@ -2,7 +2,7 @@
 on the hand-labelled EWT subjects of tests/data/agreement (README there; docs/perturbers.md,
 "Notional agreement").
 
-Usage: ``python bench/notional.py [--ewt DIR] [--list NAME]... [--misses]`` (default: every
+Usage: ``python bench/notional.py [--ewt DIR] [--list NAME]... [--misses] [--ceilings]`` (default: every
 list; DIR defaults to ``$SYNROB_DATA/ud/en_ewt``, else ``../shared/data/ud/en_ewt``).
 
 Three lists, each scored with the reference the ``agreement`` perturber would read for it:
@@ -21,7 +21,9 @@ For each list and each set of sources (``all``, ``no_wordnet``, ``no_spacy``,
 ``no_spacy_no_wordnet``) it prints ``name: value`` lines: ``{list}.{sources}.flagged``,
 ``.true_flags``, ``.gold``, ``.precision``, ``.recall``, and ``{list}.sources`` (the sources
 the full filter ran with: WordNet and spaCy's model may be absent). ``--misses`` also prints
-each wrong decision (``miss`` or ``false_flag``) of the full filter.
+each wrong decision (``miss`` or ``false_flag``) of the full filter; ``--ceilings`` scores
+wider nets (the filter's flags plus every untyped name, every name, every name and every noun
+with any group sense: :func:`ceilings`), to show how far any rule over these sources can go.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,31 +110,67 @@ def decisions(rows: Sequence[Mapping[str, str]], sentences: Mapping[str, Sequenc
 
 
 def score(rows: Sequence[Mapping[str, str]], sentences: Mapping[str, Sequence[Word]],
-          notional: Notional) -> Scores:
+          notional: Notional, also: Callable[[Word, Sequence[Word]], bool] | None = None
+          ) -> Scores:
+    """The counts of the filter's flags, or of its flags and the subjects ``also`` flags."""
     flagged = true = gold = 0
     for row, source in decisions(rows, sentences, notional):
+        words = sentences[row["sent_id"]]
+        hit = source is not None or (also is not None and also(words[int(row["subject"]) - 1],
+                                                               words))
         is_gold = row["label"] != "no"
-        flagged, true, gold = (flagged + (source is not None),
-                               true + (source is not None and is_gold), gold + is_gold)
+        flagged, true, gold = flagged + hit, true + (hit and is_gold), gold + is_gold
     return Scores(flagged, true, gold)
 
 
-def _lines(name: str, ewt: Path, misses: bool) -> Iterator[str]:
+def ceilings() -> dict[str, Callable[[Word, Sequence[Word]], bool]]:
+    """Wider nets than the filter, to show what recall any rule over these sources can reach:
+    every name spaCy does not type as a person, place or nationality; every name; every name
+    and every noun not plural in form with *any* WordNet sense under a group of people or an
+    organisation."""
+    from synrob.perturb.agreement.entities import entity_types
+    from synrob.perturb.agreement.tree import feats_of
+    from synrob.perturb.lexicon.wordnet import get_wordnet
+
+    wordnet, groups = get_wordnet(), {"social_group.n.01", "organization.n.01", "people.n.01"}
+
+    def group_sense(lemma: str) -> bool:
+        return any(h.name() in groups for s in wordnet.synsets(lemma, pos="n")
+                   for path in s.hypernym_paths() for h in path)
+
+    def untyped_name(w: Word, words: Sequence[Word]) -> bool:
+        return w.upos == "PROPN" and entity_types([x.form for x in words])[w.id - 1] not in (
+            "PERSON", "GPE", "LOC", "NORP")
+
+    return {"ceiling_untyped_names": untyped_name,
+            "ceiling_every_name": lambda w, words: w.upos == "PROPN",
+            "ceiling_every_name_and_group_noun": lambda w, words: w.upos == "PROPN" or (
+                w.upos == "NOUN" and feats_of(w).get("Number") != "Plur"
+                and group_sense(w.lemma.lower()))}
+
+
+def _score_lines(prefix: str, s: Scores) -> Iterator[str]:
+    yield from (f"{prefix}.{key}: {value}" for key, value in (
+        ("flagged", s.flagged), ("true_flags", s.true_flags), ("gold", s.gold),
+        ("precision", f"{s.precision:.3f}"), ("recall", f"{s.recall:.3f}")))
+
+
+def _lines(name: str, ewt: Path, misses: bool, wider: bool) -> Iterator[str]:
     sentences, rows = reference(ewt, name), labelled(name)
     for label, (wordnet, spacy) in ABLATIONS.items():
         notional = notional_for(sentences, wordnet=wordnet, spacy=spacy)
-        if label == "all":
-            yield f"{name}.sources: {','.join(notional.sources)}"
-        s = score(rows, sentences, notional)
-        yield from (f"{name}.{label}.{key}: {value}" for key, value in (
-            ("flagged", s.flagged), ("true_flags", s.true_flags), ("gold", s.gold),
-            ("precision", f"{s.precision:.3f}"), ("recall", f"{s.recall:.3f}")))
-        if misses and label == "all":
-            for row, source in decisions(rows, sentences, notional):
-                if (source is None) == (row["label"] != "no"):
-                    kind = "miss" if source is None else "false_flag"
-                    yield (f"{name}.{kind}: {row['sent_id']} {row['form']} ({row['label']}; "
-                           f"{source or '-'}) {row['note']}")
+        if label != "all":
+            yield from _score_lines(f"{name}.{label}", score(rows, sentences, notional))
+            continue
+        yield f"{name}.sources: {','.join(notional.sources)}"
+        yield from _score_lines(f"{name}.{label}", score(rows, sentences, notional))
+        for ceiling, also in (ceilings() if wider else {}).items():
+            yield from _score_lines(f"{name}.{ceiling}", score(rows, sentences, notional, also))
+        for row, source in decisions(rows, sentences, notional) if misses else ():
+            if (source is None) == (row["label"] != "no"):
+                kind = "miss" if source is None else "false_flag"
+                yield (f"{name}.{kind}: {row['sent_id']} {row['form']} ({row['label']}; "
+                       f"{source or '-'}) {row['note']}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -144,9 +182,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--list", choices=sorted(LISTS), action="append",
                         help="a list to score (default: both)")
     parser.add_argument("--misses", action="store_true", help="print each wrong decision")
+    parser.add_argument("--ceilings", action="store_true",
+                        help="also score the wider nets of ceilings() (the filter's flags and more)")
     args = parser.parse_args(argv)
     for name in args.list or list(LISTS):
-        for line in _lines(name, args.ewt, args.misses):
+        for line in _lines(name, args.ewt, args.misses, args.ceilings):
             print(line, flush=True)
 
 

@@ -117,3 +117,20 @@ def test_without_spacys_model_the_filter_says_so(monkeypatch: pytest.MonkeyPatch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert Notional(wordnet=False, spacy=False).sources == ["list", "names", "treebank"]
+
+
+@pytest.mark.slow
+def test_even_the_widest_net_misses_the_recall_target_on_the_test_set(ewt_dir: Path) -> None:
+    """docs/perturbers.md: flagging every name and every noun with any group sense in WordNet
+    (besides the filter's flags) reaches recall 0.913 at precision 0.237 on the test set; the
+    target recall 0.95 needs knowledge no offline source here has."""
+    sentences = notional_bench.reference(ewt_dir, "train-blind")
+    notional = notional_bench.notional_for(sentences)
+    if notional.sources != list(SOURCES):
+        pytest.skip(f"the filter runs with {notional.sources} only")
+    rows = notional_bench.labelled("train-blind")
+    own = notional_bench.score(rows, sentences, notional)
+    widest = notional_bench.score(rows, sentences, notional,
+                                  notional_bench.ceilings()["ceiling_every_name_and_group_noun"])
+    assert own.recall < widest.recall < 0.95
+    assert widest.precision < 0.3 and widest.flagged > 3 * own.flagged
