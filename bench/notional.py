@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                / "data") / "ud" / "en_ewt"
     parser.add_argument("--ewt", type=Path, default=default, help="the EWT folder")
     parser.add_argument("--list", choices=sorted(LISTS), action="append",
-                        help="a list to score (default: both)")
+                        help="a list to score (default: every list)")
     parser.add_argument("--misses", action="store_true", help="print each wrong decision")
     parser.add_argument("--ceilings", action="store_true",
                         help="also score the wider nets of ceilings() (the filter's flags and more)")
